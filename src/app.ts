@@ -1,0 +1,93 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import pino, { type Logger } from 'pino';
+import type { FastifyInstance } from 'fastify';
+import { realmUrl, type Config } from './config.js';
+import type { AppCtx } from './domain/context.js';
+import { transact } from './domain/context.js';
+import { doCreateRealm } from './domain/actions/realm.js';
+import { doCreateUser } from './domain/actions/users.js';
+import { generatePassword, hashPassword } from './domain/rules/credentials.js';
+import { MemoryRateLimiter } from './domain/rules/rate-limit.js';
+import { ROLE_OWNER } from './domain/rules/users.js';
+import { InProcessBus, type EventBus } from './events/bus.js';
+import { buildHttpServer } from './http/server.js';
+import { migrate, openStore, type Store } from './store/db.js';
+import { defaultRealm } from './store/realms.js';
+
+export interface App {
+  readonly ctx: AppCtx;
+  readonly http: FastifyInstance;
+  close(): Promise<void>;
+}
+
+export interface BuildOptions {
+  readonly logger?: Logger;
+  readonly store?: Store;
+  readonly bus?: EventBus;
+  /** Print and write first-start credentials (false in tests). */
+  readonly announce?: boolean;
+}
+
+export interface Bootstrap {
+  readonly realmId: number;
+  readonly created: boolean;
+  readonly ownerEmail?: string;
+  readonly ownerPassword?: string;
+  readonly ownerApiKey?: string;
+}
+
+/** Composition root: store, bus and HTTP wired with plain functions. */
+export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<App> {
+  const log = opts.logger ?? pino({ level: config.logLevel });
+  const store = opts.store ?? openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  await migrate(store.db);
+  const bus = opts.bus ?? new InProcessBus();
+  const ctx: AppCtx = { config, store, db: store.db, bus, log, limiter: new MemoryRateLimiter() };
+  const http = await buildHttpServer(ctx, { logger: false });
+  return {
+    ctx,
+    http,
+    async close() {
+      await http.close();
+      await bus.close();
+      await store.close();
+    },
+  };
+}
+
+/**
+ * On an empty database: create the organization and its owner (allowed to
+ * create users), and write a zuliprc for the owner. Idempotent.
+ */
+export async function bootstrapRealm(ctx: AppCtx, opts: { announce: boolean }): Promise<Bootstrap> {
+  const existing = await defaultRealm(ctx.db);
+  if (existing) return { realmId: existing.id, created: false };
+  const password = ctx.config.ownerPassword ?? generatePassword();
+  const hash = await hashPassword(password, ctx.config.passwordHashCost);
+  const { realmId, owner } = await transact(ctx, async (tx) => {
+    const realmId = await doCreateRealm(tx.db, { stringId: '', name: ctx.config.realmName });
+    const owner = await doCreateUser(ctx, tx, realmId, {
+      email: ctx.config.ownerEmail,
+      fullName: 'Organization Owner',
+      passwordHash: hash,
+      role: ROLE_OWNER,
+      canCreateUsers: true,
+    });
+    return { realmId, owner };
+  });
+  if (opts.announce) {
+    const rc = path.join(ctx.config.dataDir, 'zuliprc');
+    fs.mkdirSync(ctx.config.dataDir, { recursive: true });
+    fs.writeFileSync(rc, `[api]\nemail=${owner.delivery_email}\nkey=${owner.api_key}\nsite=${realmUrl(ctx.config)}\n`, { mode: 0o600 });
+    const lines = [
+      'Parley: created the organization and its owner.',
+      `  email:    ${owner.delivery_email}`,
+      ctx.config.ownerPassword ? '  password: (from PARLEY_OWNER_PASSWORD)' : `  password: ${password}`,
+      `  API key:  ${owner.api_key}`,
+      `  zuliprc:  ${rc}`,
+    ];
+    process.stdout.write(lines.join('\n') + '\n');
+  }
+  return { realmId, created: true, ownerEmail: owner.delivery_email, ownerPassword: password, ownerApiKey: owner.api_key };
+}

@@ -1,0 +1,54 @@
+import type { AppCtx, Caller } from '../domain/context.js';
+import { JsonableError, unauthorized } from '../domain/errors.js';
+import { apiKeysEqual, isWellFormedApiKey } from '../domain/rules/credentials.js';
+import { BOT_INCOMING_WEBHOOK } from '../domain/rules/users.js';
+import { fakeEmailDomain } from '../config.js';
+import { apiEmail } from '../presenters/user.js';
+import { userByApiKey, type UserRow } from '../store/users.js';
+
+/**
+ * HTTP Basic `email:api_key`. As in Zulip's REST decorator, every failure
+ * while checking the key is reported as 401 UNAUTHORIZED with a specific msg,
+ * in this order: malformed key, unknown key or email mismatch, realm
+ * deactivated, user deactivated, webhook-only bot.
+ */
+export async function authenticate(app: AppCtx, header: string | undefined): Promise<{ caller: Caller; row: UserRow }> {
+  if (!header) throw unauthorized();
+  const space = header.indexOf(' ');
+  const scheme = space < 0 ? header : header.slice(0, space);
+  if (scheme.toLowerCase() !== 'basic') throw new JsonableError('This endpoint requires HTTP basic authentication.');
+  let decoded: string;
+  try {
+    const b64 = header.slice(space + 1).trim();
+    if (!/^[A-Za-z0-9+/=_-]*$/.test(b64)) throw new Error('bad base64');
+    decoded = Buffer.from(b64, 'base64').toString('utf8');
+  } catch {
+    throw unauthorized('Invalid authorization header for basic auth');
+  }
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw unauthorized('Invalid authorization header for basic auth');
+  const email = decoded.slice(0, colon).trim().toLowerCase();
+  const key = decoded.slice(colon + 1).trim();
+  if (!isWellFormedApiKey(key)) throw unauthorized('Malformed API key');
+  const row = await userByApiKey(app.db, key);
+  if (!row || !apiKeysEqual(row.api_key, key)) throw unauthorized('Invalid API key');
+  const api = apiEmail(row, fakeEmailDomain(app.config)).toLowerCase();
+  if (email !== row.email_lower && email !== api) throw unauthorized('Invalid API key');
+  if (row.realm_deactivated) throw unauthorized('This organization has been deactivated');
+  if (!row.is_active) throw unauthorized('Account is deactivated');
+  if (row.bot_type === BOT_INCOMING_WEBHOOK) throw unauthorized('This API is not available to incoming webhook bots.');
+  const { realm_deactivated: _ignored, ...user } = row;
+  return {
+    row: user,
+    caller: {
+      id: user.id,
+      realmId: user.realm_id,
+      role: user.role,
+      isBot: user.is_bot === 1,
+      botType: user.bot_type,
+      email: apiEmail(user, fakeEmailDomain(app.config)),
+      deliveryEmail: user.delivery_email,
+      fullName: user.full_name,
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppCtx, Caller } from '../domain/context.js';
+import type { UserRow } from '../store/users.js';
+import type { Infer, ParamDefs } from './params.js';
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+/** An uploaded file from a multipart body. */
+export interface UploadedFile {
+  readonly field: string;
+  readonly filename: string;
+  readonly mimetype: string;
+  readonly data: Buffer;
+}
+
+export interface PublicCtx {
+  readonly app: AppCtx;
+  readonly req: FastifyRequest;
+  readonly reply: FastifyReply;
+  readonly files: readonly UploadedFile[];
+  /** Client name from the User-Agent's "Name/version" prefix (Zulip's message `client`). */
+  readonly clientName: string;
+}
+
+export interface AuthedCtx extends PublicCtx {
+  readonly user: Caller;
+  /** The caller's row as read during authentication. */
+  readonly userRow: UserRow;
+}
+
+export type Auth = 'user' | 'none';
+export type CtxFor<A extends Auth> = A extends 'user' ? AuthedCtx : PublicCtx;
+
+/** What a handler returns: the success payload, or a raw reply it already sent. */
+export type HandlerResult = Record<string, unknown> | { readonly raw: true };
+
+export interface Endpoint<P extends ParamDefs = ParamDefs, A extends Auth = Auth> {
+  readonly method: Method;
+  /** Fastify path syntax relative to /api/v1, e.g. /users/:user_id */
+  readonly path: string;
+  readonly auth: A;
+  /** Role checks that Zulip runs before reading parameters (its decorators). */
+  readonly guard?: (ctx: CtxFor<A>) => void | Promise<void>;
+  readonly params: P;
+  readonly handler: (ctx: CtxFor<A>, params: Infer<P>) => HandlerResult | Promise<HandlerResult>;
+}
+
+/** Declares an endpoint with its parameter types inferred. */
+export function endpoint<P extends ParamDefs, A extends Auth>(def: Endpoint<P, A>): Endpoint<P, A> {
+  return def;
+}
+
+export type AnyEndpoint = Endpoint<any, any>;

@@ -1,0 +1,276 @@
+import { z } from 'zod';
+import { fakeEmailDomain } from '../../config.js';
+import { accessUserByEmail, accessUserById } from '../../domain/access/users.js';
+import {
+  doChangeFullName,
+  doChangeRole,
+  doCreateUser,
+  doDeactivateUser,
+  doReactivateUser,
+} from '../../domain/actions/users.js';
+import { transact } from '../../domain/context.js';
+import { adminRequired, badRequest, JsonableError, notForGuests, ownerRequired } from '../../domain/errors.js';
+import { hashPassword, isStrongPassword } from '../../domain/rules/credentials.js';
+import { realmSettings } from '../../domain/rules/realm-settings.js';
+import {
+  BOT_EMBEDDED,
+  BOT_GENERIC,
+  BOT_INCOMING_WEBHOOK,
+  BOT_OUTGOING_WEBHOOK,
+  checkBotShortName,
+  checkFullName,
+  emailDomain,
+  isAdminRole,
+  isDisposableEmailDomain,
+  isValidEmail,
+  ROLE_GUEST,
+  ROLE_OWNER,
+  ROLES,
+} from '../../domain/rules/users.js';
+import { avatarUrl, presentUser } from '../../presenters/user.js';
+import { realmById } from '../../store/realms.js';
+import { countActiveHumanOwners, userByEmail, userById, usersInRealm, type UserRow } from '../../store/users.js';
+import { endpoint, type AuthedCtx } from '../endpoint.js';
+import { p } from '../params.js';
+import { maxMessageIdForUser, realmDomains } from '../../state/user-extras.js';
+
+export const requireAdmin = ({ user }: AuthedCtx): void => {
+  if (!isAdminRole(user.role)) throw adminRequired();
+};
+export const requireMemberOrAdmin = ({ user }: AuthedCtx): void => {
+  if (user.role === ROLE_GUEST) throw notForGuests();
+};
+
+function view(ctx: AuthedCtx, clientGravatar: boolean, includeCustomProfileFields: boolean) {
+  return {
+    viewerId: ctx.user.id,
+    viewerRole: ctx.user.role,
+    fakeEmailDomain: fakeEmailDomain(ctx.app.config),
+    clientGravatar,
+    includeCustomProfileFields,
+  };
+}
+
+const presentParams = {
+  client_gravatar: p.bool().default(true),
+  include_custom_profile_fields: p.bool().default(false),
+};
+
+export const listUsers = endpoint({
+  method: 'GET',
+  path: '/users',
+  auth: 'user',
+  params: { ...presentParams, user_ids: p.intList().optional() },
+  handler: async (ctx, { client_gravatar, include_custom_profile_fields, user_ids }) => {
+    const rows = await usersInRealm(ctx.app.db, ctx.user.realmId, user_ids);
+    if (user_ids) {
+      const found = new Set(rows.map((r) => r.id));
+      const missing = user_ids.find((id) => !found.has(id));
+      if (missing !== undefined) throw badRequest(`Invalid user ID: ${missing}`);
+    }
+    const v = view(ctx, client_gravatar, include_custom_profile_fields);
+    return { members: rows.map((r) => presentUser(r, v)) };
+  },
+});
+
+export const getOwnUser = endpoint({
+  method: 'GET',
+  path: '/users/me',
+  auth: 'user',
+  params: {},
+  handler: async (ctx) => {
+    const row = (await userById(ctx.app.db, ctx.user.realmId, ctx.user.id))!;
+    const out = presentUser(row, view(ctx, false, false));
+    out.profile_data = {};
+    out.max_message_id = await maxMessageIdForUser(ctx.app, ctx.user.id);
+    return out;
+  },
+});
+
+/** GET /users/{user_id} and GET /users/{email} share one path segment (named user_id for the router). */
+export const getUser = endpoint({
+  method: 'GET',
+  path: '/users/:user_id',
+  auth: 'user',
+  params: { ...presentParams, user_id: p.pathStr() },
+  handler: async (ctx, { client_gravatar, include_custom_profile_fields, user_id: idOrEmail }) => {
+    const opts = { allowDeactivated: true, allowBots: true };
+    const target = /^\d{1,15}$/.test(idOrEmail)
+      ? await accessUserById(ctx.app, ctx.user, Number(idOrEmail), opts)
+      : await accessUserByEmail(ctx.app, ctx.user, idOrEmail, opts);
+    return { user: presentUser(target, view(ctx, client_gravatar, include_custom_profile_fields)) };
+  },
+});
+
+async function isLastOwner(ctx: AuthedCtx, target: UserRow): Promise<boolean> {
+  return target.role === ROLE_OWNER && !target.is_bot && (await countActiveHumanOwners(ctx.app.db, target.realm_id)) === 1;
+}
+
+export const updateUser = endpoint({
+  method: 'PATCH',
+  path: '/users/:user_id',
+  auth: 'user',
+  params: {
+    user_id: p.pathInt(),
+    full_name: p.str().optional(),
+    role: p.intIn(ROLES).optional(),
+  },
+  handler: async (ctx, { user_id, full_name, role }) => {
+    const target = await accessUserById(ctx.app, ctx.user, user_id, { allowDeactivated: true, allowBots: true, forAdmin: true });
+    let newName: string | undefined;
+    if (role !== undefined && role !== target.role) {
+      if ((role === ROLE_OWNER || target.role === ROLE_OWNER) && ctx.user.role !== ROLE_OWNER) throw ownerRequired();
+      if (!isAdminRole(ctx.user.role)) throw adminRequired();
+      if (await isLastOwner(ctx, target)) throw badRequest('The owner permission cannot be removed from the only organization owner.');
+    }
+    if (full_name !== undefined && full_name !== target.full_name && full_name.trim() !== '') newName = checkFullName(full_name);
+    await transact(ctx.app, async (tx) => {
+      if (role !== undefined) await doChangeRole(tx, target, role);
+      if (newName !== undefined) await doChangeFullName(tx, target, newName);
+    });
+    return {};
+  },
+});
+
+export const deactivateUser = endpoint({
+  method: 'DELETE',
+  path: '/users/:user_id',
+  auth: 'user',
+  params: { user_id: p.pathInt(), deactivation_notification_comment: p.str(z.string().max(2000)).optional() },
+  handler: async (ctx, { user_id }) => {
+    const target = await accessUserById(ctx.app, ctx.user, user_id, { forAdmin: true });
+    if (target.role === ROLE_OWNER && ctx.user.role !== ROLE_OWNER) throw ownerRequired();
+    if (await isLastOwner(ctx, target)) throw badRequest('Cannot deactivate the only organization owner');
+    await transact(ctx.app, (tx) => doDeactivateUser(tx, target));
+    return {};
+  },
+});
+
+export const deactivateOwnUser = endpoint({
+  method: 'DELETE',
+  path: '/users/me',
+  auth: 'user',
+  params: {},
+  handler: async (ctx) => {
+    const me = ctx.userRow;
+    const active = await ctx.app.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('realm_id', '=', me.realm_id)
+      .where('is_active', '=', 1)
+      .executeTakeFirstOrThrow();
+    const lastUser = Number(active.n) === 1;
+    if (lastUser || (await isLastOwner(ctx, me))) {
+      const entity = lastUser ? 'user' : 'organization owner';
+      throw new JsonableError(`Cannot deactivate the only ${entity}.`, {
+        code: 'CANNOT_DEACTIVATE_LAST_USER',
+        data: { is_last_owner: !lastUser, entity },
+      });
+    }
+    await transact(ctx.app, (tx) => doDeactivateUser(tx, me));
+    return {};
+  },
+});
+
+export const reactivateUser = endpoint({
+  method: 'POST',
+  path: '/users/:user_id/reactivate',
+  auth: 'user',
+  params: { user_id: p.pathInt() },
+  handler: async (ctx, { user_id }) => {
+    const target = await accessUserById(ctx.app, ctx.user, user_id, { allowDeactivated: true, allowBots: true, forAdmin: true });
+    if (target.is_bot && target.bot_owner_id !== null) {
+      const owner = await userById(ctx.app.db, target.realm_id, target.bot_owner_id);
+      if (owner && !owner.is_active) throw badRequest('Cannot reactivate a bot whose owner is deactivated.');
+    }
+    await transact(ctx.app, (tx) => doReactivateUser(tx, target));
+    return {};
+  },
+});
+
+async function checkNewUserEmail(ctx: AuthedCtx, email: string): Promise<void> {
+  const realm = (await realmById(ctx.app.db, ctx.user.realmId))!;
+  const settings = realmSettings(realm.settings);
+  const domain = emailDomain(email);
+  if (settings.emails_restricted_to_domains) {
+    const allowed = await realmDomains(ctx.app, realm.id);
+    const ok = allowed.some((d) => domain === d.domain || (d.allow_subdomains && domain.endsWith('.' + d.domain)));
+    if (!ok) throw badRequest(`Email '${email}' not allowed in this organization`);
+  }
+  if (settings.disallow_disposable_email_addresses && isDisposableEmailDomain(domain)) {
+    throw badRequest('Disposable email addresses are not allowed in this organization');
+  }
+  if (settings.emails_restricted_to_domains && email.slice(0, email.lastIndexOf('@')).includes('+')) {
+    throw badRequest('Email addresses containing + are not allowed.');
+  }
+}
+
+
+export const createUser = endpoint({
+  method: 'POST',
+  path: '/users',
+  auth: 'user',
+  guard: (ctx) => {
+    requireAdmin(ctx);
+    if (!ctx.userRow.can_create_users) throw badRequest('User not authorized to create users');
+  },
+  params: { email: p.str(), password: p.str(), full_name: p.str() },
+  handler: async (ctx, { email, password, full_name }) => {
+    const fullName = checkFullName(full_name);
+    if (!isValidEmail(email)) throw badRequest('Bad name or username');
+    await checkNewUserEmail(ctx, email);
+    // api.md's wording; Zulip's current code says "Email '<email>' already in use".
+    if (await userByEmail(ctx.app.db, ctx.user.realmId, email)) throw badRequest('Email is already in use.');
+    if (!isStrongPassword(password)) throw badRequest('The password is too weak.');
+    const hash = await hashPassword(password, ctx.app.config.passwordHashCost);
+    const user = await transact(ctx.app, (tx) =>
+      doCreateUser(ctx.app, tx, ctx.user.realmId, { email, fullName, passwordHash: hash, tosVersion: -1 }),
+    );
+    return { user_id: user.id };
+  },
+});
+
+const BOT_TYPES = [BOT_GENERIC, BOT_INCOMING_WEBHOOK, BOT_OUTGOING_WEBHOOK, BOT_EMBEDDED];
+
+export const createBot = endpoint({
+  method: 'POST',
+  path: '/bots',
+  auth: 'user',
+  guard: requireMemberOrAdmin,
+  params: {
+    full_name: p.str(),
+    short_name: p.str(),
+    bot_type: p.int().default(BOT_GENERIC),
+  },
+  handler: async (ctx, { full_name, short_name, bot_type }) => {
+    const short = checkBotShortName(short_name);
+    const fullName = checkFullName(full_name);
+    const email = `${short}-bot@${fakeEmailDomain(ctx.app.config)}`;
+    if (!isValidEmail(email)) throw badRequest('Bad name or username');
+    if (await userByEmail(ctx.app.db, ctx.user.realmId, email)) throw badRequest('Username already in use');
+    const sameName = await ctx.app.db
+      .selectFrom('users')
+      .select('id')
+      .where('realm_id', '=', ctx.user.realmId)
+      .where('is_bot', '=', 1)
+      .where('is_active', '=', 1)
+      .where('full_name', '=', fullName)
+      .executeTakeFirst();
+    if (sameName) throw badRequest('Name is already in use!');
+    if (!BOT_TYPES.includes(bot_type)) throw badRequest('Invalid bot type');
+    // Outgoing-webhook and embedded bots need services Parley does not run.
+    if (bot_type === BOT_OUTGOING_WEBHOOK || bot_type === BOT_EMBEDDED) throw badRequest('Invalid bot type');
+    const bot = await transact(ctx.app, (tx) =>
+      doCreateUser(ctx.app, tx, ctx.user.realmId, { email, fullName, passwordHash: null, botType: bot_type, botOwnerId: ctx.user.id }),
+    );
+    return {
+      user_id: bot.id,
+      api_key: bot.api_key,
+      avatar_url: avatarUrl(bot),
+      default_sending_stream: null,
+      default_events_register_stream: null,
+      default_all_public_streams: false,
+    };
+  },
+});
+

@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import type { UserRow } from '../store/users.js';
+import { userSettings } from '../domain/rules/user-settings.js';
+import { EMAIL_VISIBLE_EVERYONE, ROLE_ADMIN, ROLE_GUEST, ROLE_OWNER, visibilitiesSeenBy } from '../domain/rules/users.js';
+
+/** Who is looking, and what the client asked for. */
+export interface UserView {
+  readonly viewerId: number;
+  readonly viewerRole: number;
+  readonly fakeEmailDomain: string;
+  readonly clientGravatar: boolean;
+  readonly includeCustomProfileFields?: boolean;
+  /** custom profile field values by user id, when requested */
+  readonly profileData?: ReadonlyMap<number, Record<string, unknown>>;
+}
+
+export const dummyEmail = (userId: number, domain: string): string => `user${userId}@${domain}`;
+
+export function emailVisibility(u: Pick<UserRow, 'settings' | 'is_bot'>): number {
+  if (u.is_bot) return EMAIL_VISIBLE_EVERYONE;
+  return Number(userSettings(u.settings).email_address_visibility);
+}
+
+/** The API email: the real address when everyone may see it (and for bots), else user{id}@domain. */
+export function apiEmail(u: Pick<UserRow, 'id' | 'settings' | 'is_bot' | 'delivery_email'>, fakeEmailDomain: string): string {
+  return emailVisibility(u) === EMAIL_VISIBLE_EVERYONE ? u.delivery_email : dummyEmail(u.id, fakeEmailDomain);
+}
+
+/** Whether this viewer may see the user's real (delivery) email. */
+export function canSeeDeliveryEmail(u: Pick<UserRow, 'id' | 'settings' | 'is_bot'>, viewerId: number, viewerRole: number): boolean {
+  if (u.is_bot || u.id === viewerId) return true;
+  return visibilitiesSeenBy(viewerRole).includes(emailVisibility(u));
+}
+
+export function gravatarUrl(deliveryEmail: string, version: number, medium = false): string {
+  const hash = createHash('md5').update(deliveryEmail.toLowerCase()).digest('hex');
+  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${version}${medium ? '&s=500' : ''}`;
+}
+
+export function avatarUrl(u: Pick<UserRow, 'avatar_source' | 'delivery_email' | 'avatar_version' | 'realm_id' | 'id'>, medium = false): string {
+  if (u.avatar_source === 'U') {
+    return `/user_avatars/${u.realm_id}/${u.id}${medium ? '-medium' : ''}.png?version=${u.avatar_version}`;
+  }
+  return gravatarUrl(u.delivery_email, u.avatar_version, medium);
+}
+
+/** ISO 8601 with minute precision and an explicit UTC offset, as Zulip formats date_joined. */
+export function isoMinutes(unixSeconds: number): string {
+  return new Date(unixSeconds * 1000).toISOString().slice(0, 16) + '+00:00';
+}
+
+/** A user as GET /users, /register (realm_users) and realm_user events present it. */
+export function presentUser(u: UserRow, view: UserView): Record<string, unknown> {
+  const seesEmail = canSeeDeliveryEmail(u, view.viewerId, view.viewerRole);
+  const out: Record<string, unknown> = {
+    email: apiEmail(u, view.fakeEmailDomain),
+    user_id: u.id,
+    avatar_version: u.avatar_version,
+    is_admin: u.role <= ROLE_ADMIN,
+    is_owner: u.role === ROLE_OWNER,
+    is_guest: u.role === ROLE_GUEST,
+    role: u.role,
+    is_bot: u.is_bot === 1,
+    full_name: u.full_name,
+    timezone: u.timezone,
+    is_active: u.is_active === 1,
+    date_joined: isoMinutes(u.date_joined),
+    is_imported_stub: u.is_imported_stub === 1,
+    delivery_email: seesEmail ? u.delivery_email : null,
+  };
+  // client_gravatar: the client computes gravatar URLs itself when it can see the real email.
+  out.avatar_url = view.clientGravatar && u.avatar_source === 'G' && seesEmail ? null : avatarUrl(u);
+  if (u.is_bot) {
+    out.bot_type = u.bot_type;
+    out.bot_owner_id = u.bot_owner_id;
+  } else if (view.includeCustomProfileFields) {
+    out.profile_data = view.profileData?.get(u.id) ?? {};
+  }
+  return out;
+}

@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { basicAuth, expectError, expectSuccess, startTestServer, type TestServer } from '../support/server.js';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(async () => t.close());
+
+describe('request conventions', () => {
+  it('success bodies are JSON with a trailing newline', async () => {
+    const res = await t.app.http.inject({ method: 'GET', url: '/api/v1/users/me', headers: { authorization: basicAuth(t.users.hamlet) } });
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.body.endsWith('}\n')).toBe(true);
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+  });
+
+  it('unknown parameters are listed, sorted, in ignored_parameters_unsupported', async () => {
+    const body = expectSuccess(await t.get('/users', { zebra: 1, apple: 'x' }));
+    expect(body.ignored_parameters_unsupported).toEqual(['apple', 'zebra']);
+    const clean = expectSuccess(await t.get('/users', { client_gravatar: false }));
+    expect(clean).not.toHaveProperty('ignored_parameters_unsupported');
+  });
+
+  it('errors never carry ignored_parameters_unsupported', async () => {
+    const res = await t.get('/users', { client_gravatar: 'yes', zebra: 1 });
+    expectError(res, 400, 'BAD_REQUEST', 'client_gravatar is not valid JSON');
+  });
+
+  it('JSON booleans: strict', async () => {
+    expectError(await t.get('/users', { client_gravatar: 'True' }), 400, 'BAD_REQUEST', 'client_gravatar is not valid JSON');
+    expectError(await t.get('/users', { client_gravatar: '1' }), 400, 'BAD_REQUEST', 'client_gravatar is not a boolean');
+    expectError(await t.get('/users', { client_gravatar: '"true"' }), 400, 'BAD_REQUEST', 'client_gravatar is not a boolean');
+  });
+
+  it('JSON integer lists report the element path', async () => {
+    expectError(await t.get('/users', { user_ids: '2' }), 400, 'BAD_REQUEST', 'user_ids is not a list');
+    expectError(await t.get('/users', { user_ids: '[2,"a",4]' }), 400, 'BAD_REQUEST', 'user_ids[1] is not an integer');
+    expectError(await t.get('/users', { user_ids: '[2' }), 400, 'BAD_REQUEST', 'user_ids is not valid JSON');
+  });
+
+  it('zulip-js comma-joined integer lists in the query string are accepted', async () => {
+    const body = expectSuccess(await t.get('/users', { user_ids: `${t.users.hamlet.id},${t.users.iago.id}` }));
+    expect(body.members.map((m: { user_id: number }) => m.user_id)).toEqual([t.users.iago.id, t.users.hamlet.id]);
+  });
+
+  it('JSON integers with a value set', async () => {
+    const id = t.users.othello.id;
+    expectError(await t.patch(`/users/${id}`, { role: 'abc' }, 'owner'), 400, 'BAD_REQUEST', 'role is not valid JSON');
+    expectError(await t.patch(`/users/${id}`, { role: '5.5' }, 'owner'), 400, 'BAD_REQUEST', 'role is not an integer');
+    expectError(await t.patch(`/users/${id}`, { role: 'true' }, 'owner'), 400, 'BAD_REQUEST', 'role is not an integer');
+    expectError(await t.patch(`/users/${id}`, { role: '250' }, 'owner'), 400, 'BAD_REQUEST', 'Invalid role: Value error, Not in the list of possible values');
+  });
+
+  it('POST parameters from multipart bodies (as zulip-js sends them) and the query string', async () => {
+    const boundary = '----parleytest';
+    const parts = [
+      ['username', 'hamlet@zulip.com'],
+      ['password', t.users.hamlet.password],
+    ]
+      .map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`)
+      .join('');
+    const res = await t.app.http.inject({
+      method: 'POST',
+      url: '/api/v1/fetch_api_key',
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      payload: parts + `--${boundary}--\r\n`,
+    });
+    expect(JSON.parse(res.body)).toEqual({ result: 'success', msg: '', api_key: t.users.hamlet.apiKey, email: 'hamlet@zulip.com', user_id: t.users.hamlet.id });
+    const viaQuery = await t.app.http.inject({
+      method: 'POST',
+      url: `/api/v1/fetch_api_key?username=hamlet%40zulip.com&password=${encodeURIComponent(t.users.hamlet.password)}`,
+    });
+    expect(JSON.parse(viaQuery.body).api_key).toBe(t.users.hamlet.apiKey);
+  });
+
+  it('PATCH and DELETE read parameters from the query string too (zulip-js)', async () => {
+    const u = await t.createUser({ email: 'patchq@zulip.com', fullName: 'Patch Query' });
+    const res = await t.app.http.inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${u.id}?full_name=Renamed%20Person`,
+      headers: { authorization: basicAuth(t.users.iago) },
+    });
+    expect(JSON.parse(res.body)).toEqual({ result: 'success', msg: '' });
+    expect((await t.row(u.id)).full_name).toBe('Renamed Person');
+  });
+
+  it('the body wins over the query string', async () => {
+    const res = await t.app.http.inject({
+      method: 'POST',
+      url: '/api/v1/fetch_api_key?username=nobody%40zulip.com',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `username=hamlet%40zulip.com&password=${encodeURIComponent(t.users.hamlet.password)}`,
+    });
+    expect(JSON.parse(res.body).user_id).toBe(t.users.hamlet.id);
+  });
+
+  it('a JSON request body is not a parameter source', async () => {
+    const res = await t.app.http.inject({
+      method: 'POST',
+      url: '/api/v1/fetch_api_key',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"username": "hamlet@zulip.com"',
+    });
+    expectError({ status: res.statusCode, body: JSON.parse(res.body), headers: {} }, 400, 'REQUEST_VARIABLE_MISSING', "Missing 'username' argument", { var_name: 'username' });
+  });
+
+  it('unknown routes: 404 with an error body', async () => {
+    expectError(await t.get('/no/such/route'), 404, 'BAD_REQUEST', 'Not Found');
+    expectError(await t.get('/users/me/no-such-thing'), 404, 'BAD_REQUEST', 'Not Found');
+  });
+
+  it('wrong method: 405 with the allowed methods and no code', async () => {
+    const res = await t.request('PUT', '/users');
+    expect(res.status).toBe(405);
+    expect(res.body).toEqual({ result: 'error', msg: 'Method Not Allowed', allowed_methods: ['GET', 'POST'] });
+  });
+
+  it('a non-numeric id where Zulip\'s URL wants digits is an unknown route', async () => {
+    expectError(await t.patch('/users/abc', { full_name: 'X Y' }, 'iago'), 404, 'BAD_REQUEST', 'Not Found');
+  });
+
+  it('an oversized body gets 413 with an error body', async () => {
+    const res = await t.app.http.inject({
+      method: 'POST',
+      url: '/api/v1/fetch_api_key',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'username=' + 'a'.repeat(31 * 1024 * 1024),
+    });
+    expect(res.statusCode).toBe(413);
+    expect(JSON.parse(res.body)).toEqual({ result: 'error', msg: 'Request too large', code: 'REQUEST_TOO_LARGE' });
+  });
+
+  it('malformed multipart is a 400, not a 500', async () => {
+    const res = await t.app.http.inject({
+      method: 'POST',
+      url: '/api/v1/fetch_api_key',
+      headers: { 'content-type': 'multipart/form-data; boundary=zzz' },
+      payload: 'this is not multipart',
+    });
+    expect(res.statusCode).toBeLessThan(500);
+    expect(JSON.parse(res.body).result).toBe('error');
+  });
+});

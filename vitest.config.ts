@@ -1,0 +1,35 @@
+import { defineConfig } from 'vitest/config';
+
+// The suite runs twice: once on the embedded SQLite store and once on the
+// machine's PostgreSQL (PARLEY_TEST_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres).
+// Pure unit tests (test/unit) do not touch storage, so they run only once.
+export default defineConfig({
+  test: {
+    reporters: ['default', 'json'],
+    outputFile: { json: 'test-results/vitest.json' },
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'sqlite',
+          include: ['test/http/**/*.test.ts', 'test/events/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          env: { PARLEY_TEST_STORE: 'sqlite' },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'postgres',
+          include: ['test/http/**/*.test.ts', 'test/events/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          env: { PARLEY_TEST_STORE: 'postgres' },
+        },
+      },
+    ],
+  },
+});
