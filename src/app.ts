@@ -12,6 +12,7 @@ import { MemoryRateLimiter } from './domain/rules/rate-limit.js';
 import { ROLE_OWNER } from './domain/rules/users.js';
 import { InProcessBus, type EventBus } from './events/bus.js';
 import { buildHttpServer } from './http/server.js';
+import { AuthCache } from './http/auth.js';
 import { migrate, openStore, type Store } from './store/db.js';
 import { defaultRealm } from './store/realms.js';
 
@@ -43,7 +44,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const store = opts.store ?? openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrate(store.db);
   const bus = opts.bus ?? new InProcessBus();
-  const ctx: AppCtx = { config, store, db: store.db, bus, log, limiter: new MemoryRateLimiter() };
+  const authCache = new AuthCache();
+  store.userWrites.onWrite(() => authCache.clear());
+  const ctx: AppCtx = { config, store, db: store.db, bus, log, limiter: new MemoryRateLimiter(), authCache };
   const http = await buildHttpServer(ctx, { logger: false });
   return {
     ctx,

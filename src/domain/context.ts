@@ -15,6 +15,8 @@ export interface AppCtx {
   readonly bus: EventBus;
   readonly log: Logger;
   readonly limiter: RateLimiter;
+  /** API key -> user row; dropped on any write to users or realms. */
+  readonly authCache: { clear(): void; get(key: string): any; set(key: string, row: any): void };
 }
 
 /** The authenticated caller of a request. */
@@ -47,6 +49,7 @@ export interface Tx {
 export async function transact<T>(app: AppCtx, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const deliveries: EventDelivery[] = [];
   const after: (() => void | Promise<void>)[] = [];
+  const writesBefore = app.store.userWrites.writes;
   const result = await app.db.transaction().execute(async (trx) =>
     fn({
       db: trx,
@@ -58,6 +61,8 @@ export async function transact<T>(app: AppCtx, fn: (tx: Tx) => Promise<T>): Prom
       },
     }),
   );
+  // A read that raced with this transaction may have cached a pre-commit row.
+  if (app.store.userWrites.writes !== writesBefore) app.authCache.clear();
   for (const f of after) await f();
   await app.bus.publish(deliveries);
   return result;

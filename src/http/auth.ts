@@ -6,6 +6,29 @@ import { fakeEmailDomain } from '../config.js';
 import { apiEmail } from '../presenters/user.js';
 import { userByApiKey, type UserRow } from '../store/users.js';
 
+type AuthRow = NonNullable<Awaited<ReturnType<typeof userByApiKey>>>;
+
+/**
+ * API key -> user row, so an authenticated read costs no SQL. Entries are
+ * dropped whenever anything writes to users or realms (WriteWatchPlugin, on
+ * the write and again after commit), so a deactivation, role change or new
+ * key takes effect on the next request. Bounded in size.
+ */
+export class AuthCache {
+  private readonly rows = new Map<string, AuthRow>();
+  constructor(private readonly max = 10_000) {}
+  get(key: string): AuthRow | undefined {
+    return this.rows.get(key);
+  }
+  set(key: string, row: AuthRow): void {
+    if (this.rows.size >= this.max) this.rows.clear();
+    this.rows.set(key, row);
+  }
+  clear(): void {
+    this.rows.clear();
+  }
+}
+
 /**
  * HTTP Basic `email:api_key`. As in Zulip's REST decorator, every failure
  * while checking the key is reported as 401 UNAUTHORIZED with a specific msg,
@@ -30,7 +53,13 @@ export async function authenticate(app: AppCtx, header: string | undefined): Pro
   const email = decoded.slice(0, colon).trim().toLowerCase();
   const key = decoded.slice(colon + 1).trim();
   if (!isWellFormedApiKey(key)) throw unauthorized('Malformed API key');
-  const row = await userByApiKey(app.db, key);
+  let row = app.authCache.get(key);
+  if (!row) {
+    const before = app.store.userWrites.writes;
+    row = await userByApiKey(app.db, key);
+    // Cache only if no write to users/realms raced with the read.
+    if (row && app.store.userWrites.writes === before) app.authCache.set(key, row);
+  }
   if (!row || !apiKeysEqual(row.api_key, key)) throw unauthorized('Invalid API key');
   const api = apiEmail(row, fakeEmailDomain(app.config)).toLowerCase();
   if (email !== row.email_lower && email !== api) throw unauthorized('Invalid API key');

@@ -16,9 +16,20 @@ export interface UserView {
 
 export const dummyEmail = (userId: number, domain: string): string => `user${userId}@${domain}`;
 
+// Parsing the settings JSON is the costliest part of presenting a user; the
+// same settings string recurs across requests, so remember the last few.
+const visibilityBySettings = new Map<string, number>();
+
 export function emailVisibility(u: Pick<UserRow, 'settings' | 'is_bot'>): number {
   if (u.is_bot) return EMAIL_VISIBLE_EVERYONE;
-  return Number(userSettings(u.settings).email_address_visibility);
+  if (u.settings === '{}') return Number(userSettings('{}').email_address_visibility);
+  let v = visibilityBySettings.get(u.settings);
+  if (v === undefined) {
+    v = Number(userSettings(u.settings).email_address_visibility);
+    if (visibilityBySettings.size > 5000) visibilityBySettings.clear();
+    visibilityBySettings.set(u.settings, v);
+  }
+  return v;
 }
 
 /** The API email: the real address when everyone may see it (and for bots), else user{id}@domain. */
@@ -32,8 +43,16 @@ export function canSeeDeliveryEmail(u: Pick<UserRow, 'id' | 'settings' | 'is_bot
   return visibilitiesSeenBy(viewerRole).includes(emailVisibility(u));
 }
 
+const gravatarHashes = new Map<string, string>();
+
 export function gravatarUrl(deliveryEmail: string, version: number, medium = false): string {
-  const hash = createHash('md5').update(deliveryEmail.toLowerCase()).digest('hex');
+  const email = deliveryEmail.toLowerCase();
+  let hash = gravatarHashes.get(email);
+  if (hash === undefined) {
+    hash = createHash('md5').update(email).digest('hex');
+    if (gravatarHashes.size > 20000) gravatarHashes.clear();
+    gravatarHashes.set(email, hash);
+  }
   return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${version}${medium ? '&s=500' : ''}`;
 }
 

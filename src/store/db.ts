@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import type { Dialect } from './migrations/helpers.js';
+import { WriteWatchPlugin } from './write-watch.js';
 
 export type Db = Kysely<Database>;
 export type { Dialect };
@@ -18,6 +19,8 @@ export interface Store {
   readonly dialect: Dialect;
   /** Counts every statement executed; hot-path tests assert exact counts. */
   readonly stats: { queries: number };
+  /** Counts writes to users and realms; the auth cache is dropped when it moves. */
+  readonly userWrites: WriteWatchPlugin;
   close(): Promise<void>;
 }
 
@@ -33,13 +36,15 @@ export function openStore(opts: StoreOptions): Store {
   const log = (event: { level: string }): void => {
     if (event.level === 'query' || event.level === 'error') stats.queries++;
   };
+  const userWrites = new WriteWatchPlugin(new Set(['users', 'realms']));
+  const plugins = [userWrites];
   const url = opts.databaseUrl;
   if (url && /^postgres(ql)?:\/\//.test(url)) {
     const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
     // A connection that dies in the pool must not crash the process.
     pool.on('error', () => {});
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log });
-    return { db, dialect: 'postgres', stats, close: () => db.destroy() };
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log, plugins });
+    return { db, dialect: 'postgres', stats, userWrites, close: () => db.destroy() };
   }
   let file: string;
   if (url === ':memory:') file = ':memory:';
@@ -52,8 +57,8 @@ export function openStore(opts: StoreOptions): Store {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log });
-  return { db, dialect: 'sqlite', stats, close: () => db.destroy() };
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log, plugins });
+  return { db, dialect: 'sqlite', stats, userWrites, close: () => db.destroy() };
 }
 
 class StaticProvider implements MigrationProvider {

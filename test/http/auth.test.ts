@@ -54,6 +54,28 @@ describe('HTTP Basic authentication', () => {
     expectError(await t.get('/users/me', {}, u), 401, 'UNAUTHORIZED', 'Account is deactivated');
   });
 
+  it('cached credentials never outlive a change: deactivation, role change, key change', async () => {
+    const u = await t.createUser({ email: 'cached@zulip.com', fullName: 'Cached User' });
+    expectSuccess(await t.get('/users/me', {}, u)); // now cached
+    expectSuccess(await t.patch(`/users/${u.id}`, { role: 300 }, 'owner'));
+    expect(expectSuccess(await t.get('/users/me', {}, u)).role).toBe(300);
+    // A write outside any action (as an operator's SQL would be) also drops the cache.
+    await t.app.ctx.db.updateTable('users').set({ api_key: 'N'.repeat(32) }).where('id', '=', u.id).execute();
+    expectError(await t.get('/users/me', {}, u), 401, 'UNAUTHORIZED', 'Invalid API key');
+    const moved = { ...u, apiKey: 'N'.repeat(32) };
+    expectSuccess(await t.get('/users/me', {}, moved));
+    expectSuccess(await t.delete(`/users/${u.id}`, {}, 'iago'));
+    expectError(await t.get('/users/me', {}, moved), 401, 'UNAUTHORIZED', 'Account is deactivated');
+  });
+
+  it('an authenticated read runs no SQL once the key is cached', async () => {
+    expectSuccess(await t.get('/users/me', {}, 'cordelia'));
+    const before = t.app.ctx.store.stats.queries;
+    expectSuccess(await t.get('/users/me', {}, 'cordelia'));
+    // /users/me reads max_message_id; with no messages store yet that is no query either.
+    expect(t.app.ctx.store.stats.queries - before).toBe(0);
+  });
+
   it('a deactivated realm', async () => {
     const u = await t.createUser({ email: 'realmcheck@zulip.com', fullName: 'Realm Check' });
     await t.app.ctx.db.updateTable('realms').set({ deactivated: 1 }).execute();

@@ -79,8 +79,8 @@ export const getOwnUser = endpoint({
   auth: 'user',
   params: {},
   handler: async (ctx) => {
-    const row = (await userById(ctx.app.db, ctx.user.realmId, ctx.user.id))!;
-    const out = presentUser(row, view(ctx, false, false));
+    // The row read (or cached) during authentication is current: the cache drops on any user write.
+    const out = presentUser(ctx.userRow, view(ctx, false, false));
     out.profile_data = {};
     out.max_message_id = await maxMessageIdForUser(ctx.app, ctx.user.id);
     return out;

@@ -1,0 +1,116 @@
+// Shared helpers for benchmarks: start a built Parley server on loopback, a bare
+// node:http baseline, autocannon runs, and merging figures into results/latest.json.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+
+export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+export const RESULTS = path.join(ROOT, 'bench', 'results', 'latest.json');
+
+export function freePort() {
+  return new Promise((resolve) => {
+    const s = http.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `node dist/src/main.js` on a fresh data dir; resolves once /server_settings answers. */
+export async function startParley(env = {}) {
+  const port = await freePort();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-'));
+  const started = process.hrtime.bigint();
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js')], {
+    env: { ...process.env, PARLEY_PORT: String(port), PARLEY_DATA_DIR: dataDir, PARLEY_LOG_LEVEL: 'warn', PARLEY_OWNER_PASSWORD: 'bench-Owner-pass-1', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  let firstOkMs;
+  for (;;) {
+    if (Date.now() > deadline) throw new Error('Parley did not start: ' + out);
+    try {
+      const r = await fetch(`${base}/api/v1/server_settings`);
+      if (r.status === 200) {
+        firstOkMs = Number(process.hrtime.bigint() - started) / 1e6;
+        break;
+      }
+    } catch {
+      /* not yet listening */
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const rc = fs.readFileSync(path.join(dataDir, 'zuliprc'), 'utf8');
+  const email = /email=(.*)/.exec(rc)[1].trim();
+  const key = /key=(.*)/.exec(rc)[1].trim();
+  return {
+    base,
+    port,
+    dataDir,
+    child,
+    firstOkMs,
+    auth: 'Basic ' + Buffer.from(`${email}:${key}`).toString('base64'),
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A bare node:http server answering a 1 KB JSON body: the baseline every ratio divides by. */
+export async function startBaseline() {
+  const body = JSON.stringify({ result: 'success', msg: '', pad: 'x'.repeat(1024 - 40) });
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${server.address().port}/`, stop: () => new Promise((r) => server.close(r)) };
+}
+
+/** autocannon with keep-alive and no pipelining; returns req/s and latency percentiles (ms). */
+export function load(opts) {
+  return new Promise((resolve, reject) => {
+    autocannon({ connections: 50, pipelining: 1, duration: 5, ...opts }, (err, res) => {
+      if (err) return reject(err);
+      resolve({
+        rps: res.requests.average,
+        p50: res.latency.p50,
+        p99: res.latency.p99,
+        errors: res.errors + res.non2xx,
+        total: res.requests.total,
+      });
+    });
+  });
+}
+
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Merges one benchmark's figures into bench/results/latest.json. */
+export function record(key, figures) {
+  let all = {};
+  try {
+    all = JSON.parse(fs.readFileSync(RESULTS, 'utf8'));
+  } catch {
+    /* first result */
+  }
+  all[key] = { ...figures, date: new Date().toISOString(), machine: `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB` };
+  fs.mkdirSync(path.dirname(RESULTS), { recursive: true });
+  fs.writeFileSync(RESULTS, JSON.stringify(all, null, 2) + '\n');
+}
+
+export function table(rows) {
+  const cols = Object.keys(rows[0]);
+  const w = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c]).length)));
+  const line = (vals) => vals.map((v, i) => String(v).padEnd(w[i])).join('  ');
+  console.log(line(cols));
+  for (const r of rows) console.log(line(cols.map((c) => r[c])));
+}

@@ -1,0 +1,48 @@
+import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+
+/**
+ * Watches every statement for writes (INSERT/UPDATE/DELETE) to the given
+ * tables and counts them. Caches derived from those tables (the auth cache)
+ * compare the counter around a transaction and drop their entries when it
+ * moved, so no write path can forget to invalidate them.
+ */
+export class WriteWatchPlugin implements KyselyPlugin {
+  /** Increases on every watched write; read it before and after a unit of work. */
+  writes = 0;
+  private readonly listeners: (() => void)[] = [];
+  constructor(private readonly tables: ReadonlySet<string>) {}
+
+  onWrite(fn: () => void): void {
+    this.listeners.push(fn);
+  }
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    const node = args.node;
+    if (node.kind === 'InsertQueryNode' || node.kind === 'UpdateQueryNode' || node.kind === 'DeleteQueryNode') {
+      if (this.touches(node)) this.bump();
+    }
+    return node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+
+  private bump(): void {
+    this.writes++;
+    for (const l of this.listeners) l();
+  }
+
+  private touches(node: RootOperationNode): boolean {
+    const names: string[] = [];
+    const collect = (n: OperationNode | undefined): void => {
+      if (!n) return;
+      if (n.kind === 'TableNode') names.push((n as unknown as { table: { identifier: { name: string } } }).table.identifier.name);
+      else if (n.kind === 'AliasNode') collect((n as unknown as { node: OperationNode }).node);
+    };
+    if (node.kind === 'InsertQueryNode') collect((node as unknown as { into: OperationNode }).into);
+    if (node.kind === 'UpdateQueryNode') collect((node as unknown as { table: OperationNode }).table);
+    if (node.kind === 'DeleteQueryNode') for (const f of (node as unknown as { from: { froms: OperationNode[] } }).from.froms) collect(f);
+    return names.some((n) => this.tables.has(n));
+  }
+}
