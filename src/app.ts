@@ -11,7 +11,10 @@ import { generatePassword, hashPassword } from './domain/rules/credentials.js';
 import { MemoryRateLimiter } from './domain/rules/rate-limit.js';
 import { ROLE_OWNER } from './domain/rules/users.js';
 import { InProcessBus, type EventBus } from './events/bus.js';
+import { EventQueues } from './events/queues.js';
+import { MemoryQueueStore } from './events/queue-store.js';
 import { buildHttpServer } from './http/server.js';
+import { registerPageRoutes } from './http/pages.js';
 import { AuthCache } from './http/auth.js';
 import { migrate, openStore, type Store } from './store/db.js';
 import { defaultRealm } from './store/realms.js';
@@ -46,13 +49,25 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const bus = opts.bus ?? new InProcessBus();
   const authCache = new AuthCache();
   store.userWrites.onWrite(() => authCache.clear());
-  const ctx: AppCtx = { config, store, db: store.db, bus, log, limiter: new MemoryRateLimiter(), authCache };
+  const queues = new EventQueues(new MemoryQueueStore(config.eventQueueMaxEvents), {
+    heartbeatMinMs: config.heartbeatMinMs,
+    heartbeatJitterMs: config.heartbeatJitterMs,
+    dataDir: config.dataDir,
+    log,
+  });
+  await queues.restore();
+  queues.attach(bus);
+  const ctx: AppCtx = { config, store, db: store.db, bus, log, limiter: new MemoryRateLimiter(), authCache, queues };
   const http = await buildHttpServer(ctx, { logger: false });
+  registerPageRoutes(http, ctx);
   return {
     ctx,
     http,
     async close() {
+      // Parked polls get an answer first; then the server stops and the queues are saved.
+      await queues.drain();
       await http.close();
+      await queues.persist();
       await bus.close();
       await store.close();
     },

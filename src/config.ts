@@ -20,7 +20,17 @@ export interface Config {
   /** Long-poll heartbeat bounds in milliseconds (Zulip: 45 s + up to 10 s jitter). */
   readonly heartbeatMinMs: number;
   readonly heartbeatJitterMs: number;
+  /** Events a queue may hold unacknowledged; past it the queue is dropped and its client re-registers. */
+  readonly eventQueueMaxEvents: number;
+  /** smtp://user:pass@host:port or smtps://... for outgoing mail (email-change confirmations); unset: mail is logged. */
+  readonly smtpUrl: string | undefined;
+  /** The From address of outgoing mail. */
+  readonly smtpFrom: string;
   readonly redisUrl: string | undefined;
+  /** API requests per user per minute (Zulip: 200); 0 disables. */
+  readonly rateLimitPerUser: number;
+  /** Unauthenticated requests per client address per minute (Zulip: 100); 0 disables. */
+  readonly rateLimitPerIp: number;
   /** Failed logins allowed per username per window before 429 (Zulip: 5 per 1800 s). */
   readonly loginFailLimit: number;
   readonly loginFailWindowSec: number;
@@ -53,7 +63,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     passwordHashCost: cost,
     heartbeatMinMs: int(env, 'PARLEY_HEARTBEAT_MS', 45_000),
     heartbeatJitterMs: int(env, 'PARLEY_HEARTBEAT_JITTER_MS', 10_000),
+    eventQueueMaxEvents: int(env, 'PARLEY_EVENT_QUEUE_MAX_EVENTS', 2000),
+    smtpUrl: env.PARLEY_SMTP_URL || undefined,
+    smtpFrom: env.PARLEY_SMTP_FROM || `noreply@${externalHost.split(':')[0]}`,
     redisUrl: env.PARLEY_REDIS_URL || undefined,
+    rateLimitPerUser: int(env, 'PARLEY_RATE_LIMIT_PER_USER', 200),
+    rateLimitPerIp: int(env, 'PARLEY_RATE_LIMIT_PER_IP', 100),
     loginFailLimit: int(env, 'PARLEY_LOGIN_FAIL_LIMIT', 5),
     loginFailWindowSec: int(env, 'PARLEY_LOGIN_FAIL_WINDOW_SEC', 1800),
     ...overrides,

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { EventBus } from '../events/bus.js';
+import type { EventQueues } from '../events/queues.js';
 import type { EventDelivery, ParleyEvent } from '../events/types.js';
 import type { Db, Store } from '../store/db.js';
 import type { Transaction } from 'kysely';
@@ -17,6 +18,8 @@ export interface AppCtx {
   readonly limiter: RateLimiter;
   /** API key -> user row; dropped on any write to users or realms. */
   readonly authCache: { clear(): void; get(key: string): any; set(key: string, row: any): void };
+  /** Event queues: registration, long-polling, delivery of committed events (events/queues.ts). */
+  readonly queues: EventQueues;
 }
 
 /** The authenticated caller of a request. */

@@ -2,6 +2,32 @@ import type { AnyEndpoint } from './endpoint.js';
 import { fetchApiKey } from './endpoints/auth.js';
 import { getServerSettings } from './endpoints/server-settings.js';
 import * as users from './endpoints/users.js';
+import * as avatars from './endpoints/avatars.js';
+import * as bots from './endpoints/bots.js';
+import * as profileFields from './endpoints/profile-fields.js';
+import * as userStatus from './endpoints/user-status.js';
+import * as userGroups from './endpoints/user-groups.js';
+import * as drafts from './endpoints/drafts.js';
+import * as navigationViews from './endpoints/navigation-views.js';
+import * as savedSnippets from './endpoints/saved-snippets.js';
+import * as events from './endpoints/events.js';
+import * as settings from './endpoints/settings.js';
+import * as alertWords from './endpoints/alert-words.js';
+import { setTypingStatus } from './endpoints/typing.js';
+import * as channels from './endpoints/channels.js';
+import * as subscriptions from './endpoints/subscriptions.js';
+import * as channelFolders from './endpoints/channel-folders.js';
+import { updateUserTopic } from './endpoints/user-topics.js';
+import * as realmDomains from './endpoints/realm-domains.js';
+import { updateRealm } from './endpoints/realm.js';
+import * as messages from './endpoints/messages.js';
+import * as messageEdit from './endpoints/message-edit.js';
+import * as messageFlags from './endpoints/message-flags.js';
+import * as reactions from './endpoints/reactions.js';
+import * as presence from './endpoints/presence.js';
+import * as realmEmoji from './endpoints/realm-emoji.js';
+import * as linkifiers from './endpoints/linkifiers.js';
+import * as channelHelpers from './endpoints/channel-helpers.js';
 
 /**
  * THE route table: every method + path of the API once. Endpoint files
@@ -11,6 +37,17 @@ export const routes: readonly AnyEndpoint[] = [
   // server and authentication
   getServerSettings,
   fetchApiKey,
+  // events, settings, typing, alert words (issue 3)
+  events.register,
+  events.getEvents,
+  events.deleteEvents,
+  settings.updateSettings,
+  settings.updateDisplaySettings,
+  settings.updateNotificationSettings,
+  setTypingStatus,
+  alertWords.listAlertWords,
+  alertWords.addAlertWords,
+  alertWords.removeAlertWords,
   // users
   users.listUsers,
   users.createUser,
@@ -20,5 +57,104 @@ export const routes: readonly AnyEndpoint[] = [
   users.updateUser,
   users.deactivateUser,
   users.reactivateUser,
-  users.createBot,
+  users.regenerateOwnApiKey,
+  // user profiles: avatars, custom profile fields, bots, status (issue 11)
+  avatars.setOwnAvatar,
+  avatars.deleteOwnAvatar,
+  profileFields.listProfileFields,
+  profileFields.createProfileField,
+  profileFields.reorderProfileFields,
+  profileFields.updateProfileField,
+  profileFields.deleteProfileField,
+  profileFields.updateOwnProfileData,
+  profileFields.removeOwnProfileData,
+  bots.createBot,
+  bots.listBots,
+  bots.updateBot,
+  bots.deactivateBot,
+  bots.regenerateBotApiKey,
+  userStatus.updateOwnStatus,
+  userStatus.updateUserStatus,
+  userStatus.getUserStatus,
+  // user groups
+  userGroups.createUserGroup,
+  userGroups.listUserGroups,
+  userGroups.updateUserGroup,
+  userGroups.deactivateUserGroup,
+  userGroups.updateUserGroupMembers,
+  userGroups.updateUserGroupSubgroups,
+  userGroups.getUserGroupMembers,
+  userGroups.getIsUserGroupMember,
+  userGroups.getUserGroupSubgroups,
+  // drafts
+  drafts.listDrafts,
+  drafts.createDrafts,
+  drafts.editDraft,
+  drafts.deleteDraft,
+  // navigation views
+  navigationViews.listNavigationViews,
+  navigationViews.addNavigationView,
+  navigationViews.updateNavigationView,
+  navigationViews.removeNavigationView,
+  // saved snippets
+  savedSnippets.listSavedSnippets,
+  savedSnippets.createSavedSnippet,
+  savedSnippets.editSavedSnippet,
+  savedSnippets.deleteSavedSnippet,
+  // channels, subscriptions, channel folders, topic preferences, allowed domains, realm settings (issue 4)
+  channels.createChannel,
+  channels.listChannels,
+  channels.getChannel,
+  channels.getChannelId,
+  channels.getChannelMembers,
+  channels.updateChannel,
+  channels.archiveChannel,
+  subscriptions.listSubscriptions,
+  subscriptions.addSubscriptions,
+  subscriptions.removeSubscriptions,
+  subscriptions.updateSubscriptions,
+  subscriptions.updateSubscriptionProperties,
+  subscriptions.updateSubscriptionProperty,
+  subscriptions.getOwnSubscriptionStatus,
+  subscriptions.getUserSubscriptionStatus,
+  channelFolders.createChannelFolder,
+  channelFolders.listChannelFolders,
+  channelFolders.updateChannelFolder,
+  channelFolders.reorderChannelFolders,
+  updateUserTopic,
+  realmDomains.listRealmDomains,
+  realmDomains.addRealmDomain,
+  realmDomains.updateRealmDomain,
+  realmDomains.removeRealmDomain,
+  updateRealm,
+  // messages
+  messages.sendMessage,
+  messages.getMessages,
+  messages.getMessage,
+  messages.renderMessage,
+  messageEdit.updateMessage,
+  messageEdit.deleteMessage,
+  messageEdit.getMessageHistory,
+  messageEdit.setMessageEditTyping,
+  messageFlags.updateMessageFlags,
+  messageFlags.updateMessageFlagsForNarrow,
+  messageFlags.markAllAsRead,
+  messageFlags.markStreamAsRead,
+  messageFlags.markTopicAsRead,
+  reactions.addReaction,
+  reactions.removeReaction,
+  // real-client compatibility: presence, custom emoji, linkifiers, channel helpers (issue 10)
+  presence.updateOwnPresence,
+  presence.getUserPresence,
+  presence.getRealmPresence,
+  realmEmoji.listRealmEmoji,
+  realmEmoji.uploadRealmEmoji,
+  realmEmoji.deleteRealmEmoji,
+  linkifiers.listLinkifiers,
+  linkifiers.addLinkifier,
+  linkifiers.updateLinkifier,
+  linkifiers.removeLinkifier,
+  linkifiers.reorderLinkifiers,
+  channelHelpers.getChannelTopics,
+  channelHelpers.getChannelEmailAddress,
 ];

@@ -2,11 +2,13 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import type { AppCtx } from '../domain/context.js';
-import { JsonableError, notFound } from '../domain/errors.js';
+import { JsonableError, notFound, rateLimited } from '../domain/errors.js';
 import { authenticate } from './auth.js';
 import type { AnyEndpoint, AuthedCtx, Method, PublicCtx, UploadedFile } from './endpoint.js';
 import { parseParams } from './params.js';
 import { routes } from './routes.js';
+import { registerAvatarFiles } from './avatar-files.js';
+import { registerClientCompat } from './client-compat.js';
 
 export const API_PREFIX = '/api/v1';
 const BODY_LIMIT = 30 * 1024 * 1024;
@@ -55,7 +57,22 @@ export function clientNameFromUserAgent(ua: string | undefined): string {
   return m ? m[1]! : ua.split(/\s/)[0]!.slice(0, 30) || 'Unspecified';
 }
 
+// Long-polls are not counted: a client holds one open most of the time (Zulip exempts them too).
+const RATE_LIMIT_EXEMPT = new Set(['GET /events', 'DELETE /events']);
+
+/**
+ * Zulip's API rate limits: per user for authenticated requests, per client
+ * address otherwise, with X-RateLimit-* headers and 429 RATE_LIMIT_HIT.
+ */
+async function applyRateLimit(app: AppCtx, reply: FastifyReply, key: string, limit: number): Promise<void> {
+  if (limit <= 0) return;
+  const r = await app.limiter.consume(key, limit, 60);
+  reply.headers({ 'x-ratelimit-limit': String(limit), 'x-ratelimit-remaining': String(r.remaining), 'x-ratelimit-reset': String(r.resetAt) });
+  if (!r.allowed) throw rateLimited(r.retryAfter);
+}
+
 function mount(fastify: FastifyInstance, app: AppCtx, ep: AnyEndpoint): void {
+  const limited = !RATE_LIMIT_EXEMPT.has(`${ep.method} ${ep.path}`);
   fastify.route({
     method: ep.method,
     url: API_PREFIX + ep.path,
@@ -69,6 +86,9 @@ function mount(fastify: FastifyInstance, app: AppCtx, ep: AnyEndpoint): void {
       if (ep.auth === 'user') {
         const { caller, row } = await authenticate(app, req.headers.authorization);
         ctx = { ...base, user: caller, userRow: row };
+        if (limited) await applyRateLimit(app, reply, `api:user:${caller.id}`, app.config.rateLimitPerUser);
+      } else if (limited) {
+        await applyRateLimit(app, reply, `api:ip:${req.ip}`, app.config.rateLimitPerIp);
       }
       if (ep.guard) await ep.guard(ctx as never);
       const parsed = parseParams(ep.params, { body, query, path: (req.params ?? {}) as Record<string, string> });
@@ -130,6 +150,11 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
       },
     });
   }
+
+  // Uploaded avatars (issue 11), outside /api/v1 as in Zulip.
+  registerAvatarFiles(fastify, app);
+  // Custom emoji images and the presence state's lifecycle (issue 10).
+  registerClientCompat(fastify, app);
 
   fastify.setNotFoundHandler(async (_req, reply) => sendError(reply, notFound()));
 

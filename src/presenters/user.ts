@@ -53,14 +53,28 @@ export function gravatarUrl(deliveryEmail: string, version: number, medium = fal
     if (gravatarHashes.size > 20000) gravatarHashes.clear();
     gravatarHashes.set(email, hash);
   }
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${version}${medium ? '&s=500' : ''}`;
+  return `https://secure.gravatar.com/avatar/${hash}?d=identicon${medium ? '&s=500' : ''}&version=${version}`;
 }
 
-export function avatarUrl(u: Pick<UserRow, 'avatar_source' | 'delivery_email' | 'avatar_version' | 'realm_id' | 'id'>, medium = false): string {
-  if (u.avatar_source === 'U') {
-    return `/user_avatars/${u.realm_id}/${u.id}${medium ? '-medium' : ''}.png?version=${u.avatar_version}`;
+/** Uploaded avatars live under /user_avatars/{realm}/{stem}.png (and -medium.png); the stem is random. */
+export function avatarUrl(
+  u: Pick<UserRow, 'avatar_source' | 'delivery_email' | 'avatar_version' | 'realm_id' | 'id'> & { readonly avatar_file?: string | null },
+  medium = false,
+): string {
+  if (u.avatar_source === 'U' && u.avatar_file) {
+    return `/user_avatars/${u.realm_id}/${u.avatar_file}${medium ? '-medium' : ''}.png?version=${u.avatar_version}`;
   }
   return gravatarUrl(u.delivery_email, u.avatar_version, medium);
+}
+
+/**
+ * Zulip's client_gravatar rule: the URL is left out (null) only for gravatar
+ * avatars of users whose email everyone may see, since the client computes the
+ * URL from the API email.
+ */
+export function avatarUrlForClient(u: UserRow, clientGravatar: boolean, medium = false): string | null {
+  if (clientGravatar && u.avatar_source === 'G' && emailVisibility(u) === EMAIL_VISIBLE_EVERYONE) return null;
+  return avatarUrl(u, medium);
 }
 
 /** ISO 8601 with minute precision and an explicit UTC offset, as Zulip formats date_joined. */
@@ -87,8 +101,7 @@ export function presentUser(u: UserRow, view: UserView): Record<string, unknown>
     is_imported_stub: u.is_imported_stub === 1,
     delivery_email: seesEmail ? u.delivery_email : null,
   };
-  // client_gravatar: the client computes gravatar URLs itself when it can see the real email.
-  out.avatar_url = view.clientGravatar && u.avatar_source === 'G' && seesEmail ? null : avatarUrl(u);
+  out.avatar_url = avatarUrlForClient(u, view.clientGravatar);
   if (u.is_bot) {
     out.bot_type = u.bot_type;
     out.bot_owner_id = u.bot_owner_id;

@@ -32,7 +32,14 @@ export interface ClientView {
 
 export interface RegisterContext extends ClientView {
   readonly app: AppCtx;
+  /** The user's row as read after the queue was created (never an older cached copy). */
   readonly userRow: UserRow;
+  /**
+   * Whether a fetch_event_types name was asked for (always true when the
+   * client named none). Modules use it for keys that depend on one of several
+   * names, e.g. the legacy settings keys of update_display_settings.
+   */
+  readonly want: (fetchType: string) => boolean;
 }
 
 /**

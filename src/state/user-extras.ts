@@ -1,4 +1,6 @@
 import type { AppCtx } from '../domain/context.js';
+import { realmDomainRows } from '../store/channel-extras.js';
+import { maxMessageIdForUser as maxMessageIdQuery } from '../store/messages.js';
 
 /**
  * Values other resources own but user endpoints report. Each resource
@@ -6,8 +8,9 @@ import type { AppCtx } from '../domain/context.js';
  * allowed domains), so the user endpoints need not import those modules.
  */
 export const userExtras = {
-  maxMessageId: async (_app: AppCtx, _userId: number): Promise<number> => -1,
-  realmDomains: async (_app: AppCtx, _realmId: number): Promise<{ domain: string; allow_subdomains: boolean }[]> => [],
+  maxMessageId: (app: AppCtx, userId: number): Promise<number> => maxMessageIdQuery(app.db, userId),
+  realmDomains: async (app: AppCtx, realmId: number): Promise<{ domain: string; allow_subdomains: boolean }[]> =>
+    (await realmDomainRows(app.db, realmId)).map((r) => ({ domain: r.domain, allow_subdomains: r.allow_subdomains === 1 })),
 };
 
 export const maxMessageIdForUser = (app: AppCtx, userId: number): Promise<number> => userExtras.maxMessageId(app, userId);

@@ -1,4 +1,8 @@
 import type { Generated } from 'kysely';
+import type { ChannelTables } from './channels-schema.js';
+import type { ClientCompatTables } from './client-compat-schema.js';
+import type { EventsTables } from './events-schema.js';
+import type { MessageTables } from './messages-schema.js';
 
 /**
  * Table types for Kysely. Booleans are stored as 0/1 integers on both back
@@ -40,6 +44,12 @@ export interface UserTable {
   tos_version: number;
   /** JSON: user settings explicitly set by the user (or an admin); the rest are defaults */
   settings: string;
+  /** Issue 11: stem of the uploaded avatar files (NULL unless avatar_source is 'U'). */
+  avatar_file: string | null;
+  /** Issue 11: bot defaults (channel ids; NULL for none). */
+  default_sending_stream_id: number | null;
+  default_events_register_stream_id: number | null;
+  default_all_public_streams: Generated<number>;
 }
 
 export interface UserGroupTable {
@@ -52,6 +62,17 @@ export interface UserGroupTable {
   creator_id: number | null;
   date_created: number;
   deactivated: number;
+  /**
+   * Permission settings of named groups (issue 7): the user_groups id each
+   * setting points to. NULL means role:nobody (system groups are created
+   * without values; for them every setting is role:nobody, as in Zulip).
+   */
+  can_add_members_group: number | null;
+  can_join_group: number | null;
+  can_leave_group: number | null;
+  can_manage_group: number | null;
+  can_mention_group: number | null;
+  can_remove_members_group: number | null;
 }
 
 export interface UserGroupMemberTable {
@@ -66,10 +87,88 @@ export interface UserGroupSubgroupTable {
   subgroup_id: number;
 }
 
-export interface Database {
+/** A server-side draft (issue 7). */
+export interface DraftTable {
+  id: Generated<number>;
+  realm_id: number;
+  user_id: number;
+  /** '' (unaddressed), 'stream' or 'private' */
+  type: string;
+  /** the channel of a stream draft */
+  stream_id: number | null;
+  /** JSON list: the recipients of a private draft as the API shows them (others, or just the owner) */
+  to_user_ids: string;
+  topic: string;
+  content: string;
+  /** unix seconds, with fractions */
+  last_edit_time: number;
+}
+
+/** A left-sidebar navigation view of one user (issue 7). */
+export interface NavigationViewTable {
+  id: Generated<number>;
+  user_id: number;
+  fragment: string;
+  is_pinned: number;
+  name: string | null;
+}
+
+/** A saved snippet of one user (issue 7). */
+export interface SavedSnippetTable {
+  id: Generated<number>;
+  realm_id: number;
+  user_id: number;
+  title: string;
+  content: string;
+  date_created: number;
+}
+
+/** A realm's custom profile field (issue 11). */
+export interface CustomProfileFieldTable {
+  id: Generated<number>;
+  realm_id: number;
+  name: string;
+  hint: string;
+  field_type: number;
+  /** JSON text for choice and external-account fields, '' otherwise (as Zulip stores it) */
+  field_data: string;
+  sort_order: number;
+  display_in_profile_summary: number;
+  required: number;
+  editable_by_user: number;
+}
+
+/** One user's value of a custom profile field (issue 11). */
+export interface CustomProfileFieldValueTable {
+  realm_id: number;
+  user_id: number;
+  field_id: number;
+  value: string;
+  rendered_value: string | null;
+}
+
+/** A user's status text and emoji (issue 11). */
+export interface UserStatusTable {
+  user_id: number;
+  realm_id: number;
+  status_text: string;
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: string;
+  client: string;
+  timestamp: number;
+}
+
+export interface Database extends ChannelTables, EventsTables, MessageTables, ClientCompatTables {
   realms: RealmTable;
   users: UserTable;
   user_groups: UserGroupTable;
   user_group_members: UserGroupMemberTable;
   user_group_subgroups: UserGroupSubgroupTable;
+  drafts: DraftTable;
+  navigation_views: NavigationViewTable;
+  saved_snippets: SavedSnippetTable;
+  custom_profile_fields: CustomProfileFieldTable;
+  custom_profile_field_values: CustomProfileFieldValueTable;
+  user_statuses: UserStatusTable;
 }

@@ -61,6 +61,10 @@ describe('GET /users/{email} and /users/{user_id}', () => {
   it('unknown user: 400 "No such user"', async () => {
     expectError(await t.get('/users/nobody@zulip.com'), 400, 'BAD_REQUEST', 'No such user');
     expectError(await t.get('/users/99999'), 400, 'BAD_REQUEST', 'No such user');
+    // Beyond a 32-bit row id: still "No such user", never a database error.
+    expectError(await t.get('/users/99999999999999'), 400, 'BAD_REQUEST', 'No such user');
+    expectError(await t.get('/users/user99999999999999@zulip.testserver'), 400, 'BAD_REQUEST', 'No such user');
+    expectError(await t.patch('/users/99999999999999', { full_name: 'X Y' }, 'iago'), 400, 'BAD_REQUEST', 'No such user');
   });
 
   it('no credentials', async () => {
@@ -255,12 +259,16 @@ describe('PATCH /users/{user_id}', () => {
     const ids = Object.fromEntries(
       (await t.app.ctx.db.selectFrom('user_groups').select(['id', 'name']).where('is_system_group', '=', 1).execute()).map((g) => [g.name, g.id]),
     );
-    expect(events.map((e) => e.event)).toEqual([
+    expect(events.slice(0, 4).map((e) => e.event)).toEqual([
       { type: 'realm_user', op: 'update', person: { user_id: u.id, role: 300 } },
       { type: 'user_group', op: 'remove_members', group_id: ids['role:fullmembers'], user_ids: [u.id] },
       { type: 'user_group', op: 'remove_members', group_id: ids['role:members'], user_ids: [u.id] },
       { type: 'user_group', op: 'add_members', group_id: ids['role:moderators'], user_ids: [u.id] },
     ]);
+    // As a moderator the user now sees addresses visible to moderators (vis-mods@, from an earlier test).
+    const gained = events.slice(4).map((e) => [e.event, e.userIds]);
+    const modsOnly = await t.app.ctx.db.selectFrom('users').select(['id', 'delivery_email']).where('email_lower', '=', 'vis-mods@zulip.com').executeTakeFirstOrThrow();
+    expect(gained).toEqual([[{ type: 'realm_user', op: 'update', person: { user_id: modsOnly.id, delivery_email: 'vis-mods@zulip.com' } }, [u.id]]]);
     expect((await t.row(u.id)).role).toBe(300);
   });
 
@@ -311,9 +319,11 @@ describe('DELETE /users/{user_id} and reactivation', () => {
     const u = await t.createUser({ email: 'botowner@zulip.com', fullName: 'Bot Owner' });
     const bot = expectSuccess(await t.post('/bots', { full_name: 'Owned Bot', short_name: 'owned' }, u));
     const events = await t.captureEvents(async () => expectSuccess(await t.delete(`/users/${u.id}`, {}, 'iago')));
+    // The bot's owner and the admins also get realm_bot update {is_active: false} (issue 11).
     expect(events.map((e) => e.event)).toEqual([
       { type: 'realm_user', op: 'update', person: { user_id: u.id, is_active: false } },
       { type: 'realm_user', op: 'update', person: { user_id: bot.user_id, is_active: false } },
+      { type: 'realm_bot', op: 'update', bot: { user_id: bot.user_id, is_active: false } },
     ]);
     expectError(await t.delete(`/users/${u.id}`, {}, 'iago'), 400, 'BAD_REQUEST', 'User is deactivated');
     const re = await t.captureEvents(async () => expectSuccess(await t.post(`/users/${u.id}/reactivate`, {}, 'iago')));

@@ -129,6 +129,9 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
       logLevel: 'silent',
       heartbeatMinMs: 1000,
       heartbeatJitterMs: 0,
+      // Fixture-heavy test files make hundreds of requests a minute; rate limits have their own test.
+      rateLimitPerUser: 0,
+      rateLimitPerIp: 0,
       ...overrides,
     },
   );

@@ -4,6 +4,7 @@ import { fakeEmailDomain } from '../../config.js';
 import { emailVisibility } from '../../presenters/user.js';
 import { userByEmail, userById, type UserRow } from '../../store/users.js';
 import { isAdminRole, visibilitiesSeenBy } from '../rules/users.js';
+import { isPossibleId } from '../rules/ids.js';
 
 export interface AccessOpts {
   readonly allowDeactivated?: boolean;
@@ -25,6 +26,7 @@ function check(caller: Caller, target: UserRow | undefined, opts: AccessOpts): U
 }
 
 export async function accessUserById(app: AppCtx, caller: Caller, id: number, opts: AccessOpts = {}): Promise<UserRow> {
+  if (!isPossibleId(id)) throw badRequest('No such user');
   return check(caller, await userById(app.db, caller.realmId, id), opts);
 }
 
@@ -37,7 +39,9 @@ export async function accessUserByEmail(app: AppCtx, caller: Caller, email: stri
   const domain = fakeEmailDomain(app.config).toLowerCase();
   const m = /^user(\d{1,15})@(.+)$/i.exec(email.trim());
   if (m && m[2]!.toLowerCase() === domain) {
-    return check(caller, await userById(app.db, caller.realmId, Number(m[1])), opts);
+    const id = Number(m[1]);
+    if (!isPossibleId(id)) throw badRequest('No such user');
+    return check(caller, await userById(app.db, caller.realmId, id), opts);
   }
   const target = await userByEmail(app.db, caller.realmId, email);
   // The visibility filter is by role only, as in Zulip (it applies to one's own address too).

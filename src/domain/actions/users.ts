@@ -4,11 +4,14 @@ import { nowSeconds } from '../../store/db.js';
 import * as groups from '../../store/groups.js';
 import * as users from '../../store/users.js';
 import type { UserRow } from '../../store/users.js';
-import { canSeeDeliveryEmail, isoMinutes, presentUser } from '../../presenters/user.js';
+import { apiEmail, avatarUrl, canSeeDeliveryEmail, emailVisibility, isoMinutes, presentUser } from '../../presenters/user.js';
+import { botsInRealm } from '../../store/bots.js';
+import { botOwnerUserIds, emitRealmBotUpdate, realmBotAddEvent } from './bot-events.js';
+import { emitDeliveryEmailsForRoleChange } from './email-visibility.js';
 import { generateApiKey } from '../rules/credentials.js';
 import { realmSettings } from '../rules/realm-settings.js';
 import { directSystemGroups, isFullMember } from '../rules/system-groups.js';
-import { ROLE_MEMBER } from '../rules/users.js';
+import { EMAIL_VISIBLE_EVERYONE, isAdminRole, ROLE_MEMBER } from '../rules/users.js';
 
 export interface NewUser {
   readonly email: string;
@@ -21,10 +24,15 @@ export interface NewUser {
   readonly canCreateUsers?: boolean;
   readonly isImportedStub?: boolean;
   readonly timezone?: string;
+  /** A staged uploaded avatar (avatar_source 'U'); gravatar otherwise. */
+  readonly avatarFile?: string | null;
+  readonly defaultSendingStreamId?: number | null;
+  readonly defaultEventsRegisterStreamId?: number | null;
+  readonly defaultAllPublicStreams?: boolean;
 }
 
 async function activeViewers(tx: Tx, realmId: number): Promise<{ id: number; role: number }[]> {
-  return tx.db.selectFrom('users').select(['id', 'role']).where('realm_id', '=', realmId).where('is_active', '=', 1).execute();
+  return tx.db.selectFrom('users').select(['id', 'role']).where('realm_id', '=', realmId).where('is_active', '=', 1).orderBy('id').execute();
 }
 
 async function waitingPeriodDays(tx: Tx, realmId: number): Promise<number> {
@@ -89,8 +97,12 @@ export async function doCreateUser(app: AppCtx, tx: Tx, realmId: number, nu: New
     bot_owner_id: nu.botOwnerId ?? null,
     date_joined: now,
     timezone: nu.timezone ?? '',
-    avatar_source: 'G',
+    avatar_source: nu.avatarFile ? 'U' : 'G',
+    avatar_file: nu.avatarFile ?? null,
     avatar_version: 1,
+    default_sending_stream_id: nu.defaultSendingStreamId ?? null,
+    default_events_register_stream_id: nu.defaultEventsRegisterStreamId ?? null,
+    default_all_public_streams: nu.defaultAllPublicStreams ? 1 : 0,
     is_imported_stub: nu.isImportedStub ? 1 : 0,
     can_create_users: nu.canCreateUsers ? 1 : 0,
     tos_version: nu.tosVersion ?? 0,
@@ -101,8 +113,10 @@ export async function doCreateUser(app: AppCtx, tx: Tx, realmId: number, nu: New
   emitUserAdded(app, tx, user, viewers);
   const full = isFullMember(now, await waitingPeriodDays(tx, realmId), now);
   await setSystemGroupMembership(tx, realmId, id, [], directSystemGroups(role, full), viewers.map((v) => v.id));
+  if (user.is_bot) tx.emit(realmId, await realmBotAddEvent(tx.db, user), await botOwnerUserIds(tx.db, user));
   return user;
 }
+
 
 async function emitPersonUpdate(tx: Tx, realmId: number, person: Record<string, unknown>): Promise<number[]> {
   const ids = await users.activeUserIds(tx.db, realmId);
@@ -117,18 +131,36 @@ export async function doChangeRole(tx: Tx, user: UserRow, role: number): Promise
   const days = await waitingPeriodDays(tx, user.realm_id);
   const full = isFullMember(user.date_joined, days, nowSeconds());
   await setSystemGroupMembership(tx, user.realm_id, user.id, directSystemGroups(user.role, full), directSystemGroups(role, full), recipients);
+  if (!user.is_bot && isAdminRole(user.role) !== isAdminRole(role)) await syncAdminRealmBots(tx, user, isAdminRole(role));
+  if (user.is_active) await emitDeliveryEmailsForRoleChange(tx, user, user.role, role);
+}
+
+/**
+ * Administrators see every bot in realm_bots, others only their own. When a
+ * user gains or loses administrator rights, Zulip's clients refetch; Parley
+ * instead sends that user realm_bot add (or delete) events for the bots they
+ * do not own, so a client's realm_bots stays equal to a fresh /register.
+ */
+async function syncAdminRealmBots(tx: Tx, user: UserRow, nowAdmin: boolean): Promise<void> {
+  const others = (await botsInRealm(tx.db, user.realm_id)).filter((b) => b.bot_owner_id !== user.id);
+  for (const bot of others) {
+    const event = nowAdmin ? await realmBotAddEvent(tx.db, bot) : ({ type: 'realm_bot', op: 'delete', bot: { user_id: bot.id } } as const);
+    tx.emit(user.realm_id, event, [user.id]);
+  }
 }
 
 export async function doChangeFullName(tx: Tx, user: UserRow, fullName: string): Promise<void> {
   if (user.full_name === fullName) return;
   await users.updateUser(tx.db, user.id, { full_name: fullName });
   await emitPersonUpdate(tx, user.realm_id, { user_id: user.id, full_name: fullName });
+  if (user.is_bot) await emitRealmBotUpdate(tx, user, { full_name: fullName });
 }
 
 /** Deactivates a user and the bots they own (as Zulip does). */
 export async function doDeactivateUser(tx: Tx, user: UserRow): Promise<void> {
   await users.updateUser(tx.db, user.id, { is_active: 0 });
   await emitPersonUpdate(tx, user.realm_id, { user_id: user.id, is_active: false });
+  if (user.is_bot) await emitRealmBotUpdate(tx, user, { is_active: false });
   if (!user.is_bot) {
     const bots = await tx.db
       .selectFrom('users')
@@ -144,6 +176,7 @@ export async function doReactivateUser(tx: Tx, user: UserRow): Promise<void> {
   if (user.is_active) return;
   await users.updateUser(tx.db, user.id, { is_active: 1 });
   await emitPersonUpdate(tx, user.realm_id, { user_id: user.id, is_active: true });
+  if (user.is_bot) await emitRealmBotUpdate(tx, user, { is_active: true });
 }
 
 /**
@@ -158,10 +191,61 @@ export async function doFirstLogin(tx: Tx, user: UserRow): Promise<void> {
   await emitPersonUpdate(tx, user.realm_id, { user_id: user.id, date_joined: isoMinutes(now) });
 }
 
+/** A new API key; a bot's owner and the admins get a realm_bot update carrying it. */
 export async function doRegenerateApiKey(tx: Tx, user: UserRow): Promise<string> {
   const key = generateApiKey();
   await users.updateUser(tx.db, user.id, { api_key: key });
+  if (user.is_bot) await emitRealmBotUpdate(tx, user, { api_key: key });
   return key;
+}
+
+/**
+ * The realm_user avatar update (and realm_bot update for bots) for a user row
+ * that already holds the new avatar fields. URLs are full (never nulled by
+ * client_gravatar: the event carries no email to compute them from).
+ */
+export async function notifyAvatarChange(tx: Tx, user: UserRow): Promise<void> {
+  if (user.is_bot) await emitRealmBotUpdate(tx, user, { avatar_url: avatarUrl(user) });
+  await emitPersonUpdate(tx, user.realm_id, {
+    user_id: user.id,
+    avatar_source: user.avatar_source,
+    avatar_url: avatarUrl(user),
+    avatar_url_medium: avatarUrl(user, true),
+    avatar_version: user.avatar_version,
+  });
+}
+
+/**
+ * Changes a user's email_address_visibility setting (stored in the settings
+ * JSON) and sends what Zulip sends besides the user_settings event, which the
+ * caller (PATCH /settings) emits: realm_user {delivery_email} updates to
+ * exactly the active users whose view of the address changed (the address to
+ * those who may now see it, null to those who no longer may), and, when the
+ * change is to or from "everyone", the new API email ({new_email}) and the
+ * avatar URLs (clients compute gravatars only for public emails) to everyone.
+ */
+export async function doChangeEmailAddressVisibility(app: AppCtx, tx: Tx, user: UserRow, value: number): Promise<void> {
+  const oldValue = emailVisibility(user);
+  const stored = JSON.parse(user.settings) as Record<string, unknown>;
+  stored.email_address_visibility = value;
+  const settings = JSON.stringify(stored);
+  await users.updateUser(tx.db, user.id, { settings });
+  if (oldValue === value || user.is_bot) return;
+  const updated: UserRow = { ...user, settings };
+  const nowVisible: number[] = [];
+  const nowHidden: number[] = [];
+  for (const viewer of await activeViewers(tx, user.realm_id)) {
+    const before = canSeeDeliveryEmail(user, viewer.id, viewer.role);
+    const after = canSeeDeliveryEmail(updated, viewer.id, viewer.role);
+    if (before !== after) (after ? nowVisible : nowHidden).push(viewer.id);
+  }
+  const update = (person: Record<string, unknown>) => ({ type: 'realm_user', op: 'update', person }) as const;
+  tx.emit(user.realm_id, update({ user_id: user.id, delivery_email: user.delivery_email }), nowVisible);
+  tx.emit(user.realm_id, update({ user_id: user.id, delivery_email: null }), nowHidden);
+  if (oldValue !== EMAIL_VISIBLE_EVERYONE && value !== EMAIL_VISIBLE_EVERYONE) return;
+  const domain = fakeEmailDomain(app.config);
+  await emitPersonUpdate(tx, user.realm_id, { user_id: user.id, new_email: apiEmail(updated, domain) });
+  await notifyAvatarChange(tx, updated);
 }
 
 export async function doSetPasswordHash(tx: Tx, user: UserRow, passwordHash: string): Promise<void> {

@@ -3,6 +3,7 @@ import type { Db } from '../../store/db.js';
 import type { TxDb } from '../context.js';
 import { badRequest, JsonableError } from '../errors.js';
 import { nowSeconds } from '../../store/db.js';
+import { isPossibleId } from './ids.js';
 
 type AnyDb = Db | TxDb;
 
@@ -19,7 +20,28 @@ export type GroupSettingValue = number | { direct_members: number[]; direct_subg
 export async function isUserInGroup(db: AnyDb, userId: number, groupId: number): Promise<boolean> {
   const row = await sql<{ hit: number }>`
     WITH RECURSIVE reach(id) AS (
-      SELECT ${groupId}
+      SELECT CAST(${groupId} AS integer)
+      UNION
+      SELECT s.subgroup_id FROM user_group_subgroups s JOIN reach r ON s.supergroup_id = r.id
+    )
+    SELECT 1 AS hit FROM user_group_members m
+    JOIN users u ON u.id = m.user_id
+    WHERE m.user_id = ${userId} AND u.is_active = 1 AND m.group_id IN (SELECT id FROM reach)
+    LIMIT 1`.execute(db);
+  return row.rows.length > 0;
+}
+
+/**
+ * Is the user in at least one of these groups (directly or through any depth
+ * of subgroups)? One query whatever the nesting; used for checks such as
+ * "can manage all groups, or this group's can_manage_group, or its can_add_members_group".
+ */
+export async function isUserInAnyGroup(db: AnyDb, userId: number, groupIds: readonly number[]): Promise<boolean> {
+  const ids = [...new Set(groupIds)];
+  if (ids.length === 0) return false;
+  const row = await sql<{ hit: number }>`
+    WITH RECURSIVE reach(id) AS (
+      SELECT g.id FROM user_groups g WHERE g.id IN (${sql.join(ids)})
       UNION
       SELECT s.subgroup_id FROM user_group_subgroups s JOIN reach r ON s.supergroup_id = r.id
     )
@@ -34,7 +56,7 @@ export async function isUserInGroup(db: AnyDb, userId: number, groupId: number):
 export async function recursiveMemberIds(db: AnyDb, groupId: number): Promise<number[]> {
   const rows = await sql<{ user_id: number }>`
     WITH RECURSIVE reach(id) AS (
-      SELECT ${groupId}
+      SELECT CAST(${groupId} AS integer)
       UNION
       SELECT s.subgroup_id FROM user_group_subgroups s JOIN reach r ON s.supergroup_id = r.id
     )
@@ -62,7 +84,14 @@ export async function presentGroupSetting(db: AnyDb, groupId: number): Promise<G
   const g = await db.selectFrom('user_groups').select(['id', 'name']).where('id', '=', groupId).executeTakeFirstOrThrow();
   if (g.name !== null) return g.id;
   const [members, subgroups] = await Promise.all([
-    db.selectFrom('user_group_members').select('user_id').where('group_id', '=', groupId).orderBy('user_id').execute(),
+    db
+      .selectFrom('user_group_members')
+      .innerJoin('users', 'users.id', 'user_group_members.user_id')
+      .select('user_group_members.user_id')
+      .where('user_group_members.group_id', '=', groupId)
+      .where('users.is_active', '=', 1)
+      .orderBy('user_group_members.user_id')
+      .execute(),
     db.selectFrom('user_group_subgroups').select('subgroup_id').where('supergroup_id', '=', groupId).orderBy('subgroup_id').execute(),
   ]);
   return { direct_members: members.map((m) => m.user_id), direct_subgroups: subgroups.map((s) => s.subgroup_id) };
@@ -78,7 +107,14 @@ export async function presentGroupSettings(db: AnyDb, groupIds: readonly number[
   for (const g of groups) if (g.name !== null) out.set(g.id, g.id);
   if (anon.length) {
     const [members, subgroups] = await Promise.all([
-      db.selectFrom('user_group_members').select(['group_id', 'user_id']).where('group_id', 'in', anon).orderBy('user_id').execute(),
+      db
+        .selectFrom('user_group_members')
+        .innerJoin('users', 'users.id', 'user_group_members.user_id')
+        .select(['user_group_members.group_id', 'user_group_members.user_id'])
+        .where('user_group_members.group_id', 'in', anon)
+        .where('users.is_active', '=', 1)
+        .orderBy('user_group_members.user_id')
+        .execute(),
       db.selectFrom('user_group_subgroups').select(['supergroup_id', 'subgroup_id']).where('supergroup_id', 'in', anon).orderBy('subgroup_id').execute(),
     ]);
     for (const id of anon) out.set(id, { direct_members: [], direct_subgroups: [] });
@@ -96,9 +132,37 @@ export interface SettingRules {
 }
 
 /**
+ * Zulip's parse_group_setting_value: an object naming exactly one subgroup and
+ * no members means that group, and an empty object means role:nobody (pass its
+ * id). Values are compared and stored in this normal form.
+ */
+export function normalizeGroupSetting(value: GroupSettingValue, nobodyGroupId: number): GroupSettingValue {
+  if (typeof value === 'number') return value;
+  if (value.direct_members.length === 0 && value.direct_subgroups.length === 1) return value.direct_subgroups[0]!;
+  if (value.direct_members.length === 0 && value.direct_subgroups.length === 0) return nobodyGroupId;
+  return value;
+}
+
+/** Zulip's equality of two setting values: same id, or the same member and subgroup sets. */
+export function sameGroupSetting(a: GroupSettingValue, b: GroupSettingValue): boolean {
+  if (typeof a === 'number' || typeof b === 'number') return a === b;
+  const same = (x: readonly number[], y: readonly number[]) => {
+    const sx = new Set(x);
+    const sy = new Set(y);
+    return sx.size === sy.size && [...sx].every((v) => sy.has(v));
+  };
+  return same(a.direct_members, b.direct_members) && same(a.direct_subgroups, b.direct_subgroups);
+}
+
+const settingGroupError = (settingName: string, groupName: string): JsonableError =>
+  badRequest(`'${settingName}' setting cannot be set to '${groupName}' group.`);
+
+/**
  * Validates a wire value and returns the group id to store, creating an
- * anonymous group for the object form. An object naming exactly one subgroup
- * and no members is stored as that group. Errors use Zulip's wording.
+ * anonymous group for the object form. The value is first normalized as
+ * Zulip does (one subgroup and no members is that group; an empty object is
+ * role:nobody). Deactivated groups cannot hold a permission, and only active
+ * users can be direct members. Errors use Zulip's wording.
  */
 export async function resolveGroupSetting(
   db: TxDb,
@@ -108,7 +172,14 @@ export async function resolveGroupSetting(
   rules: SettingRules = {},
   creatorId: number | null = null,
 ): Promise<number> {
+  if (typeof value !== 'number' && value.direct_members.length === 0 && value.direct_subgroups.length === 0) {
+    value = await systemGroupId(db, realmId, 'role:nobody');
+  }
+  if (typeof value !== 'number' && value.direct_members.length === 0 && value.direct_subgroups.length === 1) {
+    value = value.direct_subgroups[0]!;
+  }
   if (typeof value === 'number') {
+    if (!isPossibleId(value)) throw badRequest('Invalid user group');
     const g = await db
       .selectFrom('user_groups')
       .select(['id', 'name', 'is_system_group', 'deactivated'])
@@ -116,12 +187,11 @@ export async function resolveGroupSetting(
       .where('realm_id', '=', realmId)
       .executeTakeFirst();
     if (!g || g.name === null) throw badRequest('Invalid user group');
-    if (g.is_system_group && rules.disallowed?.includes(g.name)) {
-      throw badRequest(`'${settingName}' setting cannot be set to '${g.name}' group.`);
-    }
+    if (g.deactivated) throw badRequest('User group is deactivated.');
     if (rules.systemGroupsOnly && !g.is_system_group) {
       throw new JsonableError(`'${settingName}' must be a system user group.`, { code: 'SYSTEM_GROUP_REQUIRED' });
     }
+    if (g.is_system_group && rules.disallowed?.includes(g.name)) throw settingGroupError(settingName, g.name);
     return g.id;
   }
   if (rules.systemGroupsOnly) {
@@ -130,30 +200,38 @@ export async function resolveGroupSetting(
   const members = [...new Set(value.direct_members)];
   const subgroups = [...new Set(value.direct_subgroups)];
   if (members.length) {
-    const found = await db.selectFrom('users').select('id').where('realm_id', '=', realmId).where('id', 'in', members).execute();
+    const bigId = members.find((m) => !isPossibleId(m));
+    if (bigId !== undefined) throw badRequest(`Invalid user ID: ${bigId}`);
+    const found = await db
+      .selectFrom('users')
+      .select('id')
+      .where('realm_id', '=', realmId)
+      .where('is_active', '=', 1)
+      .where('id', 'in', members)
+      .execute();
     const ok = new Set(found.map((u) => u.id));
     const bad = members.find((m) => !ok.has(m));
     if (bad !== undefined) throw badRequest(`Invalid user ID: ${bad}`);
   }
   if (subgroups.length) {
+    const bigId = subgroups.find((sg) => !isPossibleId(sg));
+    if (bigId !== undefined) throw badRequest(`Invalid user group ID: ${bigId}`);
     const found = await db
       .selectFrom('user_groups')
-      .select(['id', 'name', 'is_system_group'])
+      .select(['id', 'name', 'is_system_group', 'deactivated'])
       .where('realm_id', '=', realmId)
       .where('id', 'in', subgroups)
       .where('name', 'is not', null)
       .execute();
     const ok = new Map(found.map((g) => [g.id, g]));
-    const bad = subgroups.find((s) => !ok.has(s));
+    const bad = subgroups.find((sg) => !ok.has(sg));
     if (bad !== undefined) throw badRequest(`Invalid user group ID: ${bad}`);
-    for (const s of subgroups) {
-      const g = ok.get(s)!;
-      if (g.is_system_group && rules.disallowed?.includes(g.name!)) {
-        throw badRequest(`'${settingName}' setting cannot be set to '${g.name}' group.`);
-      }
+    for (const sg of subgroups) {
+      const g = ok.get(sg)!;
+      if (g.deactivated) throw badRequest('User group is deactivated.');
+      if (g.is_system_group && rules.disallowed?.includes(g.name!)) throw settingGroupError(settingName, g.name!);
     }
   }
-  if (members.length === 0 && subgroups.length === 1) return subgroups[0]!;
   const row = await db
     .insertInto('user_groups')
     .values({ realm_id: realmId, name: null, description: '', is_system_group: 0, creator_id: creatorId, date_created: nowSeconds(), deactivated: 0 })
@@ -165,6 +243,19 @@ export async function resolveGroupSetting(
   }
   return row.id;
 }
+
+/**
+ * Deletes an anonymous group that a setting no longer points to (its
+ * members and subgroup links first). Named groups are never touched.
+ */
+export async function dropAnonymousGroup(db: TxDb, groupId: number): Promise<void> {
+  const g = await db.selectFrom('user_groups').select('name').where('id', '=', groupId).executeTakeFirst();
+  if (!g || g.name !== null) return;
+  await db.deleteFrom('user_group_members').where('group_id', '=', groupId).execute();
+  await db.deleteFrom('user_group_subgroups').where('supergroup_id', '=', groupId).execute();
+  await db.deleteFrom('user_groups').where('id', '=', groupId).execute();
+}
+
 
 /** The id of a system group by name (e.g. 'role:members') in a realm. */
 export async function systemGroupId(db: AnyDb, realmId: number, name: string): Promise<number> {

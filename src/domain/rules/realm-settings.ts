@@ -44,6 +44,11 @@ export const REALM_SETTING_DEFAULTS = {
   jitsi_server_url: null as string | null,
   bot_creation_policy: 1,
   want_advertise_in_communities_directory: false,
+  // Channels and realm administration (issue 4).
+  send_channel_events_messages: true,
+  message_content_allowed_in_email_notifications: true,
+  default_code_block_language: '',
+  welcome_message_custom_text: '',
   icon_source: 'G',
   logo_source: 'D',
   night_logo_source: 'D',

@@ -7,17 +7,13 @@ import {
   doCreateUser,
   doDeactivateUser,
   doReactivateUser,
+  doRegenerateApiKey,
 } from '../../domain/actions/users.js';
 import { transact } from '../../domain/context.js';
-import { adminRequired, badRequest, JsonableError, notForGuests, ownerRequired } from '../../domain/errors.js';
+import { adminRequired, badRequest, JsonableError, notForBots, notForGuests, ownerRequired } from '../../domain/errors.js';
 import { hashPassword, isStrongPassword } from '../../domain/rules/credentials.js';
 import { realmSettings } from '../../domain/rules/realm-settings.js';
 import {
-  BOT_EMBEDDED,
-  BOT_GENERIC,
-  BOT_INCOMING_WEBHOOK,
-  BOT_OUTGOING_WEBHOOK,
-  checkBotShortName,
   checkFullName,
   emailDomain,
   isAdminRole,
@@ -27,27 +23,33 @@ import {
   ROLE_OWNER,
   ROLES,
 } from '../../domain/rules/users.js';
-import { avatarUrl, presentUser } from '../../presenters/user.js';
+import { presentUser } from '../../presenters/user.js';
 import { realmById } from '../../store/realms.js';
 import { countActiveHumanOwners, userByEmail, userById, usersInRealm, type UserRow } from '../../store/users.js';
 import { endpoint, type AuthedCtx } from '../endpoint.js';
 import { p } from '../params.js';
 import { maxMessageIdForUser, realmDomains } from '../../state/user-extras.js';
+import { profileDataByUser } from '../../store/profile-fields.js';
+import { ownProfileData } from '../../domain/access/profile-data.js';
+import { adminProfileDataSchema, checkAdminProfileData } from './profile-fields.js';
 
 export const requireAdmin = ({ user }: AuthedCtx): void => {
   if (!isAdminRole(user.role)) throw adminRequired();
 };
+/** Zulip's require_member_or_admin: guests, then bots, are refused. */
 export const requireMemberOrAdmin = ({ user }: AuthedCtx): void => {
   if (user.role === ROLE_GUEST) throw notForGuests();
+  if (user.isBot) throw notForBots();
 };
 
-function view(ctx: AuthedCtx, clientGravatar: boolean, includeCustomProfileFields: boolean) {
+async function view(ctx: AuthedCtx, clientGravatar: boolean, includeCustomProfileFields: boolean, userIds?: readonly number[]) {
   return {
     viewerId: ctx.user.id,
     viewerRole: ctx.user.role,
     fakeEmailDomain: fakeEmailDomain(ctx.app.config),
     clientGravatar,
     includeCustomProfileFields,
+    profileData: includeCustomProfileFields ? await profileDataByUser(ctx.app.db, ctx.user.realmId, userIds) : undefined,
   };
 }
 
@@ -68,7 +70,7 @@ export const listUsers = endpoint({
       const missing = user_ids.find((id) => !found.has(id));
       if (missing !== undefined) throw badRequest(`Invalid user ID: ${missing}`);
     }
-    const v = view(ctx, client_gravatar, include_custom_profile_fields);
+    const v = await view(ctx, client_gravatar, include_custom_profile_fields, user_ids);
     return { members: rows.map((r) => presentUser(r, v)) };
   },
 });
@@ -80,8 +82,9 @@ export const getOwnUser = endpoint({
   params: {},
   handler: async (ctx) => {
     // The row read (or cached) during authentication is current: the cache drops on any user write.
-    const out = presentUser(ctx.userRow, view(ctx, false, false));
-    out.profile_data = {};
+    // Zulip's GET /users/me includes the caller's own custom profile field values (cached: see ownProfileData).
+    const out = presentUser(ctx.userRow, await view(ctx, false, false));
+    if (!ctx.userRow.is_bot) out.profile_data = await ownProfileData(ctx.app, ctx.user.realmId, ctx.user.id);
     out.max_message_id = await maxMessageIdForUser(ctx.app, ctx.user.id);
     return out;
   },
@@ -98,7 +101,7 @@ export const getUser = endpoint({
     const target = /^\d{1,15}$/.test(idOrEmail)
       ? await accessUserById(ctx.app, ctx.user, Number(idOrEmail), opts)
       : await accessUserByEmail(ctx.app, ctx.user, idOrEmail, opts);
-    return { user: presentUser(target, view(ctx, client_gravatar, include_custom_profile_fields)) };
+    return { user: presentUser(target, await view(ctx, client_gravatar, include_custom_profile_fields, [target.id])) };
   },
 });
 
@@ -114,8 +117,9 @@ export const updateUser = endpoint({
     user_id: p.pathInt(),
     full_name: p.str().optional(),
     role: p.intIn(ROLES).optional(),
+    profile_data: p.json(adminProfileDataSchema).optional(),
   },
-  handler: async (ctx, { user_id, full_name, role }) => {
+  handler: async (ctx, { user_id, full_name, role, profile_data }) => {
     const target = await accessUserById(ctx.app, ctx.user, user_id, { allowDeactivated: true, allowBots: true, forAdmin: true });
     let newName: string | undefined;
     if (role !== undefined && role !== target.role) {
@@ -124,9 +128,11 @@ export const updateUser = endpoint({
       if (await isLastOwner(ctx, target)) throw badRequest('The owner permission cannot be removed from the only organization owner.');
     }
     if (full_name !== undefined && full_name !== target.full_name && full_name.trim() !== '') newName = checkFullName(full_name);
+    const applyProfileData = profile_data === undefined ? undefined : await checkAdminProfileData(ctx.app, ctx.user, profile_data);
     await transact(ctx.app, async (tx) => {
       if (role !== undefined) await doChangeRole(tx, target, role);
       if (newName !== undefined) await doChangeFullName(tx, target, newName);
+      if (applyProfileData) await applyProfileData(tx, target);
     });
     return {};
   },
@@ -230,47 +236,14 @@ export const createUser = endpoint({
   },
 });
 
-const BOT_TYPES = [BOT_GENERIC, BOT_INCOMING_WEBHOOK, BOT_OUTGOING_WEBHOOK, BOT_EMBEDDED];
-
-export const createBot = endpoint({
+/** POST /users/me/api_key/regenerate: a new key for the caller (humans only, as in Zulip). */
+export const regenerateOwnApiKey = endpoint({
   method: 'POST',
-  path: '/bots',
+  path: '/users/me/api_key/regenerate',
   auth: 'user',
-  guard: requireMemberOrAdmin,
-  params: {
-    full_name: p.str(),
-    short_name: p.str(),
-    bot_type: p.int().default(BOT_GENERIC),
+  guard: ({ user }) => {
+    if (user.isBot) throw notForBots();
   },
-  handler: async (ctx, { full_name, short_name, bot_type }) => {
-    const short = checkBotShortName(short_name);
-    const fullName = checkFullName(full_name);
-    const email = `${short}-bot@${fakeEmailDomain(ctx.app.config)}`;
-    if (!isValidEmail(email)) throw badRequest('Bad name or username');
-    if (await userByEmail(ctx.app.db, ctx.user.realmId, email)) throw badRequest('Username already in use');
-    const sameName = await ctx.app.db
-      .selectFrom('users')
-      .select('id')
-      .where('realm_id', '=', ctx.user.realmId)
-      .where('is_bot', '=', 1)
-      .where('is_active', '=', 1)
-      .where('full_name', '=', fullName)
-      .executeTakeFirst();
-    if (sameName) throw badRequest('Name is already in use!');
-    if (!BOT_TYPES.includes(bot_type)) throw badRequest('Invalid bot type');
-    // Outgoing-webhook and embedded bots need services Parley does not run.
-    if (bot_type === BOT_OUTGOING_WEBHOOK || bot_type === BOT_EMBEDDED) throw badRequest('Invalid bot type');
-    const bot = await transact(ctx.app, (tx) =>
-      doCreateUser(ctx.app, tx, ctx.user.realmId, { email, fullName, passwordHash: null, botType: bot_type, botOwnerId: ctx.user.id }),
-    );
-    return {
-      user_id: bot.id,
-      api_key: bot.api_key,
-      avatar_url: avatarUrl(bot),
-      default_sending_stream: null,
-      default_events_register_stream: null,
-      default_all_public_streams: false,
-    };
-  },
+  params: {},
+  handler: async (ctx) => ({ api_key: await transact(ctx.app, (tx) => doRegenerateApiKey(tx, ctx.userRow)) }),
 });
-

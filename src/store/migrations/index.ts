@@ -1,5 +1,11 @@
 import type { Migration } from 'kysely';
 import { m0001Foundation } from './0001-foundation.js';
+import { m0100Events } from './0100-events.js';
+import { m0200Channels } from './0200-channels.js';
+import { m0300Messages } from './0300-messages.js';
+import { m0400GroupsDraftsViewsSnippets } from './0400-groups-drafts-views-snippets.js';
+import { m0500Profiles } from './0500-profiles.js';
+import { m0600ClientCompat } from './0600-client-compat.js';
 
 /**
  * Forward-only migrations, applied in name order at start. Each resource adds
@@ -9,4 +15,10 @@ import { m0001Foundation } from './0001-foundation.js';
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001Foundation,
+  '0100-events': m0100Events,
+  '0200-channels': m0200Channels,
+  '0300-messages': m0300Messages,
+  '0400-groups-drafts-views-snippets': m0400GroupsDraftsViewsSnippets,
+  '0500-profiles': m0500Profiles,
+  '0600-client-compat': m0600ClientCompat,
 };

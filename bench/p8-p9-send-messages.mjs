@@ -1,0 +1,86 @@
+// P8 (SQLite) and P9 (PostgreSQL): sustained POST /messages to a channel with
+// 50 subscribers, each holding a registered event queue (fan-out into 50
+// queues per message, drained in the background), with Markdown content.
+// Figures: the maximum send rate, and p50/p99 at a paced 500 msg/s (P8) or
+// 300 msg/s (P9). Loopback only, bounded in time.
+//   node bench/p8-p9-send-messages.mjs            (both; BENCH_ONLY=sqlite|postgres, BENCH_RUNS=3, BENCH_DURATION=5)
+import { load, median, record, startParley, table } from './lib.mjs';
+import { call, makeUsers, register } from './events-lib.mjs';
+import { createChannel, freshPgDatabase, ownerId } from './messages-lib.mjs';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const DURATION = Number(process.env.BENCH_DURATION ?? 5);
+const SUBSCRIBERS = 50;
+const CONTENT = 'Load test: **bold**, *italic*, `code`, a list:\n* one\n* two\n\nand a link https://example.com/page?x=1 :smile:';
+
+async function runFor(kind) {
+  const pgdb = kind === 'postgres' ? await freshPgDatabase() : null;
+  const env = { PARLEY_PASSWORD_HASH_COST: 'fast', PARLEY_RATE_LIMIT_PER_USER: '0', PARLEY_RATE_LIMIT_PER_IP: '0', ...(pgdb ? { PARLEY_DATABASE_URL: pgdb.url } : {}) };
+  const server = await startParley(env);
+  let draining = true;
+  try {
+    const me = await ownerId(server);
+    const users = await makeUsers(server, SUBSCRIBERS - 1, 'sub');
+    await createChannel(server, 'bench', [me, ...users.map((u) => u.id)]);
+    const queues = [];
+    for (const u of [{ auth: server.auth }, ...users]) queues.push(await register(server.base, u.auth, { event_types: ['message'] }));
+    // Keep every queue's backlog short, as connected clients would.
+    const drainer = (async () => {
+      while (draining) {
+        await Promise.all(
+          queues.map(async (q) => {
+            const r = await call(server.base, q.auth, 'GET', '/events', { queue_id: q.queueId, last_event_id: q.last, dont_block: true });
+            if (r.result === 'success' && r.events.length) q.last = r.events[r.events.length - 1].id;
+          }),
+        );
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    })();
+    const body = new URLSearchParams({ type: 'stream', to: 'bench', topic: 'load', content: CONTENT }).toString();
+    const req = {
+      url: `${server.base}/api/v1/messages`,
+      method: 'POST',
+      headers: { authorization: server.auth, 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    };
+    const first = await (await fetch(req.url, { method: 'POST', headers: req.headers, body })).json();
+    if (first.result !== 'success') throw new Error(`send failed: ${JSON.stringify(first)}`);
+    await load({ ...req, duration: 2, connections: 8 });
+    const max = [];
+    for (let i = 0; i < RUNS; i++) max.push(await load({ ...req, duration: DURATION, connections: 8 }));
+    const rate = kind === 'postgres' ? 300 : 500;
+    const paced = [];
+    for (let i = 0; i < RUNS; i++) paced.push(await load({ ...req, duration: DURATION, connections: 16, overallRate: rate }));
+    draining = false;
+    await drainer;
+    return {
+      kind,
+      max_rps: Math.round(median(max.map((r) => r.rps))),
+      paced_rate: rate,
+      paced_rps: Math.round(median(paced.map((r) => r.rps))),
+      p50: median(paced.map((r) => r.p50)),
+      p99: median(paced.map((r) => r.p99)),
+      errors: [...max, ...paced].reduce((s, r) => s + r.errors, 0),
+    };
+  } finally {
+    draining = false;
+    await server.stop();
+    if (pgdb) await pgdb.drop();
+  }
+}
+
+const kinds = process.env.BENCH_ONLY ? [process.env.BENCH_ONLY] : ['sqlite', 'postgres'];
+const rows = [];
+for (const k of kinds) rows.push(await runFor(k));
+table(
+  rows.map((r) => ({
+    bench: `${r.kind === 'postgres' ? 'P9' : 'P8'} POST /messages, ${SUBSCRIBERS} subscribers (${r.kind})`,
+    max_rps: r.max_rps,
+    paced: `${r.paced_rps}/${r.paced_rate} msg/s`,
+    p50_ms: r.p50,
+    p99_ms: r.p99,
+    errors: r.errors,
+    target: r.kind === 'postgres' ? '>= 300 msg/s, p99 <= 100 ms' : '>= 500 msg/s, p99 <= 50 ms',
+  })),
+);
+for (const r of rows) record(r.kind === 'postgres' ? 'P9' : 'P8', r);

@@ -1,0 +1,406 @@
+import { fakeEmailDomain } from '../../config.js';
+import { realmOf } from '../realm-row-cache.js';
+import type { AppCtx, Tx } from '../context.js';
+import { announceGroupCommit, groupCommit } from '../group-commit.js';
+import { badRequest, JsonableError } from '../errors.js';
+import { checkCanCreateTopic, checkChannelSend, metadataUserIdsOf } from '../access/channels.js';
+import { usersByEmails } from '../access/messages.js';
+import { contentTraits, renderMessageContent } from '../message-render.js';
+import { normalizeMessageContent, type Linkifier, type RenderResult } from '../rules/markdown/index.js';
+import { linkifiersForRealm } from '../access/linkifiers.js';
+import { FLAG_MENTIONED, FLAG_PRIVATE, FLAG_READ, FLAG_STREAM_WILDCARD, FLAG_TOPIC_WILDCARD, flagList } from '../rules/message-flags.js';
+import { checkChannelName, effectiveTopicsPolicy, RECIPIENT_PERSONAL, VISIBILITY_FOLLOWED, VISIBILITY_INHERIT, VISIBILITY_UNMUTED } from '../rules/channels.js';
+import { checkTopic, incomingTopic, topicKey, truncateTopic } from '../rules/topics.js';
+import { realmSettings, type RealmSettings } from '../rules/realm-settings.js';
+import { isUserInGroup, recursiveMemberIds } from '../rules/group-settings.js';
+import { userHasRealmPermission } from '../rules/realm-group-settings.js';
+import { userSettings } from '../rules/user-settings.js';
+import { apiEmail } from '../../presenters/user.js';
+import { messageAvatarUrl, presentMessage } from '../../presenters/message.js';
+import { channelById, channelByName, isStorableId, type ChannelRow } from '../../store/channels.js';
+import { userTopicRow } from '../../store/channel-extras.js';
+import { nowSeconds } from '../../store/db.js';
+import {
+  conversationExists,
+  firstTopicMessageId,
+  groupRecipientId,
+  insertMessage,
+  insertUserMessages,
+  recipientId,
+  topicParticipantIds,
+} from '../../store/messages.js';
+import type { MessageRelations } from '../../store/message-relations.js';
+import { realmById, type RealmRow } from '../../store/realms.js';
+import { usersInRealm, type UserRow } from '../../store/users.js';
+import { doSetUserTopicPolicy } from './user-topics.js';
+import { messageViewFor } from './message-events.js';
+
+/**
+ * POST /messages: check (addressing, permissions, rendering, mentions) and
+ * send (one transaction: the message, every recipient's row in one batch
+ * statement, the message event). The number of statements does not depend
+ * on the number of recipients.
+ */
+
+/** Zulip's Realm.WILDCARD_MENTION_THRESHOLD. */
+const WILDCARD_MENTION_THRESHOLD = 15;
+
+export interface SendInput {
+  readonly type: 'stream' | 'private';
+  /** Raw `to`: a channel name or id (possibly JSON), or DM recipients (JSON list or comma string). */
+  readonly to: string | undefined;
+  readonly topic: string | undefined;
+  readonly content: string;
+  readonly client: string;
+  readonly readBySender: boolean;
+  readonly localId?: string;
+  readonly queueId?: string;
+}
+
+export interface SendResult {
+  readonly id: number;
+  readonly automaticNewVisibilityPolicy?: number;
+}
+
+/** Zulip's Client.default_read_by_sender: messages from full UI clients are read for their sender. */
+export function defaultReadBySender(clientName: string): boolean {
+  const c = clientName.toLowerCase();
+  return (
+    ['zulipandroid', 'zulipios', 'zulipdesktop', 'zulipmobile', 'zulipelectron', 'zulipterminal', 'snipe', 'website', 'ios', 'android'].includes(c) ||
+    c.includes('desktop app')
+  );
+}
+
+/** Zulip's extract_stream_indicator: a name, an id, or either JSON-encoded (a one-element list too). */
+export function channelIndicator(raw: string): string | number {
+  // Most clients send a plain name: skip the (throwing) JSON attempt for those.
+  if (!/^\s*[[\d"-]/.test(raw)) return raw;
+  let data: unknown;
+  try {
+    data = JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+  if (Array.isArray(data)) {
+    if (data.length !== 1) throw badRequest('Expected exactly one channel');
+    data = data[0];
+  }
+  if (typeof data === 'string') return data;
+  if (typeof data === 'number' && Number.isInteger(data)) return data;
+  throw badRequest('Invalid data type for channel');
+}
+
+/** Zulip's extract_private_recipients: a JSON list of ids or emails, or a comma-separated string of emails. */
+export function dmRecipients(raw: string): { emails: string[] } | { ids: number[] } {
+  let data: unknown;
+  try {
+    data = JSON.parse(raw);
+  } catch {
+    data = raw;
+  }
+  if (typeof data === 'string') data = data.split(',');
+  if (!Array.isArray(data)) throw badRequest('Invalid data type for recipients');
+  if (data.length === 0) return { ids: [] };
+  if (typeof data[0] === 'string') {
+    if (data.some((x) => typeof x !== 'string')) throw badRequest('Recipient lists may contain emails or user IDs, but not both.');
+    return { emails: [...new Set((data as string[]).map((e) => e.trim()))].filter(Boolean) };
+  }
+  if (typeof data[0] !== 'number' || !Number.isInteger(data[0])) throw badRequest('Invalid data type for recipients');
+  if (data.some((x) => typeof x !== 'number' || !Number.isInteger(x))) throw badRequest('Recipient lists may contain emails or user IDs, but not both.');
+  return { ids: [...new Set(data as number[])] };
+}
+
+interface Addressed {
+  readonly channel: ChannelRow | null;
+  readonly topic: string;
+  readonly recipientId: number;
+  readonly dmKey: string | null;
+  /** Channel: active subscribers with their muting; DM: participants. */
+  readonly recipients: readonly number[];
+  readonly newTopic: boolean;
+  readonly senderMutedChannel: boolean;
+  readonly participants: readonly UserRow[];
+}
+
+const missing = (msg: string): JsonableError => badRequest(msg);
+
+async function addressChannel(app: AppCtx, sender: UserRow, realm: RealmRow, settings: RealmSettings, input: SendInput): Promise<Addressed> {
+  let to: string | number;
+  if (input.to === undefined) {
+    if (sender.default_sending_stream_id === null) throw missing('Missing channel');
+    to = sender.default_sending_stream_id;
+  } else to = channelIndicator(input.to);
+  if (input.topic === undefined) throw missing('Missing topic');
+  let ch: ChannelRow | undefined;
+  if (typeof to === 'number') {
+    ch = await channelById(app.db, realm.id, to);
+    if (!ch) throw new JsonableError(`Channel with ID '${to}' does not exist`, { code: 'STREAM_DOES_NOT_EXIST', data: { stream_id: to } });
+  } else {
+    const name = to.trim();
+    checkChannelName(name);
+    ch = await channelByName(app.db, realm.id, name);
+    if (!ch) throw new JsonableError(`Channel '${name}' does not exist`, { code: 'STREAM_DOES_NOT_EXIST', data: { stream: name } });
+  }
+  await checkChannelSend(app, sender, ch);
+
+  let topic = incomingTopic(input.topic, settings.realm_empty_topic_display_name);
+  checkTopic(topic);
+  topic = truncateTopic(topic);
+  const newTopic = (await firstTopicMessageId(app.db, ch.recipient_id!, topicKey(topic))) === undefined;
+  if (newTopic) await checkCanCreateTopic(app.db, sender, ch);
+  const policy = effectiveTopicsPolicy(ch.topics_policy, settings.topics_policy);
+  const display = settings.realm_empty_topic_display_name;
+  if (policy === 'disable_empty_topic' && topic === '') throw badRequest(`Sending messages to the ${display} topic is not allowed in this channel.`);
+  if (policy === 'empty_topic_only' && topic !== '') throw badRequest(`Only the ${display} topic is allowed in this channel.`);
+
+  const subs = await app.db
+    .selectFrom('subscriptions')
+    .innerJoin('users', 'users.id', 'subscriptions.user_id')
+    .select(['subscriptions.user_id', 'subscriptions.is_muted'])
+    .where('subscriptions.channel_id', '=', ch.id)
+    .where('subscriptions.active', '=', 1)
+    .where('users.is_active', '=', 1)
+    .execute();
+  return {
+    channel: ch,
+    topic,
+    recipientId: ch.recipient_id!,
+    dmKey: null,
+    recipients: subs.map((s) => s.user_id),
+    newTopic,
+    senderMutedChannel: subs.some((s) => s.user_id === sender.id && s.is_muted === 1),
+    participants: [],
+  };
+}
+
+/** A realm permission stored in the settings JSON (absent: the default group, everyone for DM settings). */
+const storedGroup = (settings: RealmSettings, name: string): number | undefined => (typeof settings[name] === 'number' ? (settings[name] as number) : undefined);
+
+/** Zulip's check_can_send_direct_message: direct_message_permission_group, then direct_message_initiator_group. */
+async function checkDirectMessagePermissions(app: AppCtx, settings: RealmSettings, sender: UserRow, recipients: readonly UserRow[], dmKey: string): Promise<void> {
+  if (sender.is_bot) return;
+  if (recipients.every((u) => u.is_bot || u.id === sender.id)) return;
+  const permission = storedGroup(settings, 'direct_message_permission_group');
+  if (permission !== undefined) {
+    const members = new Set(await recursiveMemberIds(app.db, permission));
+    if (![sender, ...recipients].some((u) => members.has(u.id))) {
+      const g = await app.db.selectFrom('user_groups').select('name').where('id', '=', permission).executeTakeFirst();
+      if (g?.name === 'role:nobody') throw badRequest('Direct messages are disabled in this organization.');
+      throw badRequest('This conversation does not include any users who can authorize it.');
+    }
+  }
+  const initiator = storedGroup(settings, 'direct_message_initiator_group');
+  if (initiator === undefined || (await isUserInGroup(app.db, sender.id, initiator))) return;
+  if (!(await conversationExists(app.db, dmKey))) throw badRequest('You are not allowed to start direct message conversations.');
+}
+
+async function addressDirect(app: AppCtx, sender: UserRow, realm: RealmRow, settings: RealmSettings, input: SendInput): Promise<Addressed> {
+  const parsed = input.to === undefined ? { ids: [] as number[] } : dmRecipients(input.to);
+  const domain = fakeEmailDomain(app.config);
+  let users: UserRow[];
+  if ('emails' in parsed) {
+    if (parsed.emails.length === 0) throw missing('Message must have recipients');
+    const found = await usersByEmails(app, { realmId: realm.id, role: sender.role }, parsed.emails);
+    const bad = parsed.emails.find((e) => !found.has(e));
+    if (bad !== undefined) throw badRequest(`Invalid email '${bad}'`);
+    users = [...new Map(parsed.emails.map((e) => [found.get(e)!.id, found.get(e)!])).values()];
+  } else {
+    if (parsed.ids.length === 0) throw missing('Message must have recipients');
+    const rows = await usersInRealm(app.db, realm.id, parsed.ids.filter(isStorableId));
+    const byId = new Map(rows.map((u) => [u.id, u]));
+    const bad = parsed.ids.find((id) => !byId.has(id));
+    if (bad !== undefined) throw badRequest(`Invalid user ID ${bad}`);
+    users = parsed.ids.map((id) => byId.get(id)!);
+  }
+  const gone = users.find((u) => !u.is_active);
+  if (gone) throw badRequest(`'${apiEmail(gone, domain)}' is no longer using Zulip.`);
+  const ids = [...new Set([...users.map((u) => u.id), sender.id])].sort((a, b) => a - b);
+  const dmKey = ids.join(',');
+  await checkDirectMessagePermissions(app, settings, sender, users, dmKey);
+  let recipient: number;
+  if (ids.length <= 2) {
+    const other = ids.find((id) => id !== sender.id) ?? sender.id;
+    recipient = await recipientId(app.db, realm.id, RECIPIENT_PERSONAL, other);
+  } else recipient = await groupRecipientId(app.db, realm.id, dmKey, ids.length);
+  const participants = users.some((u) => u.id === sender.id) ? users : [...users, sender];
+  return { channel: null, topic: '', recipientId: recipient, dmKey, recipients: ids, newTopic: false, senderMutedChannel: false, participants };
+}
+
+/** Group mentions: the sender may mention each group (can_mention_group); returns the groups' members. */
+async function groupMentionMembers(app: AppCtx, sender: UserRow, groupIds: ReadonlySet<number>): Promise<Set<number>> {
+  const out = new Set<number>();
+  if (groupIds.size === 0) return out;
+  const groups = await app.db.selectFrom('user_groups').select(['id', 'name', 'can_mention_group']).where('id', 'in', [...groupIds]).execute();
+  for (const g of groups) {
+    const allowed = g.can_mention_group !== null && (await isUserInGroup(app.db, sender.id, g.can_mention_group));
+    if (!allowed) throw badRequest(`You are not allowed to mention user group '${g.name}'.`);
+    for (const id of await recursiveMemberIds(app.db, g.id)) out.add(id);
+  }
+  return out;
+}
+
+/** Wildcard mentions in large channels or topics need can_mention_many_users_group. */
+async function checkWildcards(app: AppCtx, sender: UserRow, a: Addressed, r: RenderResult): Promise<Set<number>> {
+  let participants = new Set<number>();
+  if (!a.channel) return participants;
+  if (r.streamWildcardMentioned && a.recipients.length > WILDCARD_MENTION_THRESHOLD) {
+    if (!(await userHasRealmPermission(app.db, sender.realm_id, sender.id, 'can_mention_many_users_group'))) {
+      throw new JsonableError('You do not have permission to use channel wildcard mentions in this channel.', { code: 'STREAM_WILDCARD_MENTION_NOT_ALLOWED' });
+    }
+  }
+  if (r.topicWildcardMentioned) {
+    participants = await topicParticipantIds(app.db, a.recipientId, topicKey(a.topic));
+    participants.add(sender.id);
+    if (participants.size > WILDCARD_MENTION_THRESHOLD && !(await userHasRealmPermission(app.db, sender.realm_id, sender.id, 'can_mention_many_users_group'))) {
+      throw new JsonableError('You do not have permission to use topic wildcard mentions in this topic.', { code: 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED' });
+    }
+  }
+  return participants;
+}
+
+/**
+ * The visibility policy a send gives the sender's topic (Zulip's
+ * visibility_policy_for_send_message): follow a topic one starts (or sends
+ * to, or participates in), unmute a topic of a muted channel; only ever more visible.
+ */
+async function automaticPolicy(app: AppCtx, sender: UserRow, a: Addressed): Promise<number | undefined> {
+  if (!a.channel || sender.is_bot) return undefined;
+  const s = userSettings(sender.settings);
+  const follow = Number(s.automatically_follow_topics_policy);
+  const unmute = Number(s.automatically_unmute_topics_in_muted_streams_policy);
+  let wanted: number | undefined;
+  if (follow === 1 || follow === 2 || (follow === 3 && a.newTopic)) wanted = VISIBILITY_FOLLOWED;
+  else if (a.senderMutedChannel && (unmute === 1 || unmute === 2 || (unmute === 3 && a.newTopic))) wanted = VISIBILITY_UNMUTED;
+  if (wanted === undefined) return undefined;
+  const current = (await userTopicRow(app.db, sender.id, a.channel.id, a.topic))?.visibility_policy ?? VISIBILITY_INHERIT;
+  if (current === VISIBILITY_FOLLOWED || current === wanted) return undefined;
+  return wanted;
+}
+
+/** Checks and sends one message; returns its id. */
+export async function checkAndSendMessage(app: AppCtx, sender: UserRow, input: SendInput): Promise<SendResult> {
+  const announced = announceGroupCommit(app);
+  try {
+    return await checkAndSend(app, sender, input, announced);
+  } finally {
+    announced();
+  }
+}
+
+async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, announced: () => void): Promise<SendResult> {
+  const normalized = normalizeMessageContent(input.content);
+  if (!normalized.ok) throw badRequest(normalized.error);
+  const content = normalized.content;
+  const realm = await realmOf(app, sender.realm_id);
+  const settings = realmSettings(realm.settings);
+  const a = input.type === 'stream' ? await addressChannel(app, sender, realm, settings, input) : await addressDirect(app, sender, realm, settings, input);
+
+  const rendered = await renderMessageContent(app, app.db, realm.id, settings, sender, content);
+  // Read before the transaction (a cache miss must not wait for the connection the transaction holds).
+  const linkifiers = await linkifiersForRealm(app.db, realm.id);
+  const groupMembers = await groupMentionMembers(app, sender, rendered.mentionedGroupIds);
+  const topicParticipants = await checkWildcards(app, sender, a, rendered);
+  const autoPolicy = await automaticPolicy(app, sender, a);
+
+  const base = (a.channel ? 0 : FLAG_PRIVATE) | (rendered.streamWildcardMentioned ? FLAG_STREAM_WILDCARD : 0);
+  const flagsFor = (userId: number): number => {
+    let f = base;
+    if (userId === sender.id && input.readBySender) f |= FLAG_READ;
+    if (rendered.mentionedUserIds.has(userId) || groupMembers.has(userId)) f |= FLAG_MENTIONED;
+    if (rendered.topicWildcardMentioned && topicParticipants.has(userId)) f |= FLAG_TOPIC_WILDCARD;
+    return f;
+  };
+
+  const now = nowSeconds();
+  const row = {
+    realm_id: realm.id,
+    sender_id: sender.id,
+    recipient_id: a.recipientId,
+    stream_id: a.channel?.id ?? null,
+    dm_key: a.dmKey,
+    topic: a.topic,
+    topic_key: topicKey(a.topic),
+    content,
+    rendered_content: rendered.html,
+    date_sent: now,
+    sending_client: input.client,
+    is_me_message: rendered.isMeMessage ? 1 : 0,
+    ...contentTraits(rendered.html, rendered.links),
+    last_edit_time: null,
+    edit_history: null,
+  };
+
+  const id = await groupCommit(app, async (tx) => {
+    const id = await insertMessage(tx.db, row);
+    const ums = a.recipients.map((user_id) => ({ user_id, message_id: id, flags: flagsFor(user_id) }));
+    await insertUserMessages(tx.db, ums);
+    if (a.channel) await afterChannelSend(tx, a.channel, id);
+    const people = new Map<number, UserRow>([[sender.id, sender], ...a.participants.map((u) => [u.id, u] as const)]);
+    emitMessage(app, tx, realm, settings, { ...row, id }, people, ums, a, input, linkifiers);
+    if (autoPolicy !== undefined) await doSetUserTopicPolicy(tx, sender.id, a.channel!, a.topic, autoPolicy);
+    return id;
+  }, announced);
+  return autoPolicy === undefined ? { id } : { id, automaticNewVisibilityPolicy: autoPolicy };
+}
+
+/** A channel's first message id and recent activity follow its messages. */
+async function afterChannelSend(tx: Tx, ch: ChannelRow, messageId: number): Promise<void> {
+  // Conditional updates: another send in the same transaction may have set them already.
+  if (ch.first_message_id === null) {
+    await tx.db.updateTable('channels').set({ first_message_id: messageId }).where('id', '=', ch.id).where('first_message_id', 'is', null).execute();
+  }
+  if (!ch.is_recently_active) {
+    const r = await tx.db.updateTable('channels').set({ is_recently_active: 1 }).where('id', '=', ch.id).where('is_recently_active', '=', 0).executeTakeFirst();
+    if (Number(r.numUpdatedRows) > 0) {
+      tx.emit(ch.realm_id, { type: 'stream', op: 'update', property: 'is_recently_active', value: true, stream_id: ch.id, name: ch.name }, await metadataUserIdsOf(tx.db, ch));
+    }
+  }
+}
+
+/**
+ * One message event for every recipient, in its richest form (rendered
+ * content, full avatar URL, the raw topic) with delivery hints: each
+ * recipient's flags, the raw Markdown and whether the avatar is a gravatar,
+ * so the per-queue shaper (actions/message-events.ts) can honor
+ * apply_markdown, client_gravatar, empty_topic_name and local_id.
+ */
+function emitMessage(
+  app: AppCtx,
+  tx: Tx,
+  realm: RealmRow,
+  settings: RealmSettings,
+  m: Parameters<typeof presentMessage>[0],
+  people: ReadonlyMap<number, UserRow>,
+  ums: readonly { user_id: number; flags: number }[],
+  a: Addressed,
+  input: SendInput,
+  linkifiers: readonly Linkifier[],
+): void {
+  const rel: MessageRelations = {
+    users: people,
+    channels: new Map(a.channel ? [[a.channel.id, a.channel.name]] : []),
+    reactions: new Map(),
+  };
+  const view = messageViewFor(app, realm, settings, { applyMarkdown: true, clientGravatar: false, allowEmptyTopicName: true }, linkifiers);
+  const message = presentMessage(m, rel, view);
+  const flags: Record<string, string[]> = {};
+  for (const um of ums) if (um.flags) flags[um.user_id] = flagList(um.flags);
+  const sender = people.get(m.sender_id)!;
+  tx.emit(
+    realm.id,
+    {
+      type: 'message',
+      message,
+      flags: [],
+      __flags: flags,
+      __raw_content: m.content,
+      __avatar_gravatar: messageAvatarUrl(sender, true) === null,
+      __sender_id: sender.id,
+      __empty_topic_name: settings.realm_empty_topic_display_name,
+      ...(input.localId !== undefined ? { __local_id: input.localId } : {}),
+      ...(input.queueId !== undefined ? { __sender_queue_id: input.queueId } : {}),
+      ...(a.channel && !a.channel.invite_only ? { __public_stream_message: true } : {}),
+    },
+    ums.map((u) => u.user_id),
+  );
+}

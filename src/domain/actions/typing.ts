@@ -1,0 +1,76 @@
+import { fakeEmailDomain } from '../../config.js';
+import type { AppCtx } from '../context.js';
+import { badRequest } from '../errors.js';
+import { MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS } from '../rules/limits.js';
+import { userSettings } from '../rules/user-settings.js';
+import { apiEmail } from '../../presenters/user.js';
+import { subscriberIds } from '../../store/channels.js';
+import type { ChannelRow } from '../../store/channels.js';
+import type { UserRow } from '../../store/users.js';
+
+/**
+ * Typing notifications. Nothing is stored (the server keeps no typing
+ * state), so there is no transaction: the event goes straight to the bus.
+ * Only users whose receives_typing_notifications is on get it; channel
+ * typing additionally reaches only queues that declared
+ * stream_typing_notifications (events/delivery.ts).
+ */
+
+export type TypingOp = 'start' | 'stop';
+
+const receivesTyping = (settingsJson: string): boolean => userSettings(settingsJson).receives_typing_notifications === true;
+
+/**
+ * Direct-message typing: `recipients` lists the `to` users and the sender
+ * (appended unless already present); receivers are those of them who are
+ * active and receive typing notifications, the sender included.
+ */
+export async function doSendDirectTyping(app: AppCtx, sender: UserRow, to: readonly number[], op: TypingOp): Promise<void> {
+  const ids: number[] = [];
+  for (const id of [...to, sender.id]) if (!ids.includes(id)) ids.push(id);
+  const rows = await app.db
+    .selectFrom('users')
+    .select(['id', 'delivery_email', 'settings', 'is_bot', 'is_active'])
+    .where('realm_id', '=', sender.realm_id)
+    .where('id', 'in', ids)
+    .execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const missing = ids.find((id) => !byId.has(id));
+  if (missing !== undefined) throw badRequest(`Invalid user ID ${missing}`);
+  const domain = fakeEmailDomain(app.config);
+  const brief = (id: number) => ({ user_id: id, email: apiEmail(byId.get(id)!, domain) });
+  const event = {
+    type: 'typing',
+    message_type: 'direct',
+    op,
+    sender: brief(sender.id),
+    recipients: ids.map(brief),
+  };
+  const receivers = ids.filter((id) => {
+    const r = byId.get(id)!;
+    return r.is_active === 1 && receivesTyping(r.settings);
+  });
+  if (receivers.length) await app.bus.publish([{ realmId: sender.realm_id, event, userIds: receivers }]);
+}
+
+/**
+ * Channel typing: to the channel's active subscribers who receive typing
+ * notifications; nothing at all in channels with more than
+ * MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS subscribers. The caller has
+ * checked access and posting permission.
+ */
+export async function doSendChannelTyping(app: AppCtx, sender: UserRow, channel: ChannelRow, topic: string, op: TypingOp): Promise<void> {
+  const subscribers = await subscriberIds(app.db, channel.id);
+  if (subscribers.length === 0 || subscribers.length > MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS) return;
+  const rows = await app.db.selectFrom('users').select(['id', 'settings']).where('id', 'in', subscribers).execute();
+  const receivers = rows.filter((r) => receivesTyping(r.settings)).map((r) => r.id).sort((a, b) => a - b);
+  const event = {
+    type: 'typing',
+    message_type: 'stream',
+    op,
+    sender: { user_id: sender.id, email: apiEmail(sender, fakeEmailDomain(app.config)) },
+    stream_id: channel.id,
+    topic,
+  };
+  if (receivers.length) await app.bus.publish([{ realmId: sender.realm_id, event, userIds: receivers }]);
+}

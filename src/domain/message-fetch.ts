@@ -1,0 +1,171 @@
+import type { AppCtx, Caller } from './context.js';
+import { realmOf } from './realm-row-cache.js';
+import { resolveNarrow } from './access/message-narrow.js';
+import { bulkAccessible } from './access/messages.js';
+import { messageViewFor } from './actions/message-events.js';
+import { linkifiersForRealm } from './access/linkifiers.js';
+import { LARGER_THAN_MAX_MESSAGE_ID, type Anchor, type NarrowTerm } from './rules/message-narrow.js';
+import { realmSettings } from './rules/realm-settings.js';
+import { presentMessage } from '../presenters/message.js';
+import { firstUnreadId, searchRange, type FoundRow, type SearchSpec } from '../store/message-search.js';
+import { loadMessageRelations } from '../store/message-relations.js';
+import { messagesWithFlagsByIds } from '../store/messages.js';
+import { realmById } from '../store/realms.js';
+
+/**
+ * GET /messages as Zulip computes it (fetch_messages, limit_query_to_range,
+ * post_process_limited_query): at most two keyset queries around the anchor,
+ * then one query each for people, channel names and reactions.
+ */
+export interface FetchRequest {
+  readonly anchor: Anchor;
+  readonly numBefore: number;
+  readonly numAfter: number;
+  readonly includeAnchor: boolean;
+  readonly narrow: readonly NarrowTerm[];
+  readonly applyMarkdown: boolean;
+  readonly clientGravatar: boolean;
+  readonly allowEmptyTopicName: boolean;
+}
+
+export interface FetchedRange {
+  readonly rows: FoundRow[];
+  readonly anchor: number;
+  readonly foundAnchor: boolean;
+  readonly foundOldest: boolean;
+  readonly foundNewest: boolean;
+}
+
+/** The rows of a narrow around an anchor (also used by POST /messages/flags/narrow). */
+export async function fetchRange(
+  app: AppCtx,
+  spec: SearchSpec,
+  channelNarrow: boolean,
+  req: Pick<FetchRequest, 'anchor' | 'numBefore' | 'numAfter' | 'includeAnchor'>,
+): Promise<FetchedRange> {
+  let anchor: number;
+  if (req.anchor === 'first_unread') {
+    const conditions = [...spec.conditions, { kind: 'muted_excluded' as const, userId: spec.userId, channels: !channelNarrow }];
+    anchor = (await firstUnreadId(app.db, { ...spec, conditions })) ?? LARGER_THAN_MAX_MESSAGE_ID;
+  } else anchor = req.anchor;
+  const { numBefore, includeAnchor } = req;
+  const anchoredToLeft = anchor === 0;
+  const anchoredToRight = anchor >= LARGER_THAN_MAX_MESSAGE_ID;
+  const numAfter = anchoredToRight ? 0 : req.numAfter;
+  const needBefore = !anchoredToLeft && numBefore > 0;
+  const needAfter = !anchoredToRight && numAfter > 0;
+  let rows: FoundRow[];
+  if (needBefore && needAfter) {
+    const before = await searchRange(app.db, spec, { dir: 'before', bound: anchor - 1, limit: numBefore });
+    const after = await searchRange(app.db, spec, { dir: 'after', bound: anchor, limit: numAfter + 1 });
+    rows = [...before, ...after];
+  } else if (needBefore) {
+    const bound = anchoredToRight ? anchor : anchor - (includeAnchor ? 0 : 1);
+    rows = await searchRange(app.db, spec, { dir: 'before', bound, limit: numBefore + (anchoredToRight || !includeAnchor ? 0 : 1) });
+  } else if (needAfter) {
+    rows = await searchRange(app.db, spec, { dir: 'after', bound: anchor + (includeAnchor ? 0 : 1), limit: numAfter + (includeAnchor ? 1 : 0) });
+  } else {
+    rows = await searchRange(app.db, spec, { dir: 'exact', bound: anchor, limit: 1 });
+  }
+  let beforeRows: FoundRow[];
+  let anchorRows: FoundRow[] = [];
+  let afterRows: FoundRow[] = [];
+  if (anchoredToRight) beforeRows = rows;
+  else {
+    beforeRows = rows.filter((r) => r.id < anchor);
+    anchorRows = rows.filter((r) => r.id === anchor);
+    afterRows = rows.filter((r) => r.id > anchor);
+  }
+  if (numBefore) beforeRows = beforeRows.slice(-numBefore);
+  if (numAfter) afterRows = afterRows.slice(0, numAfter);
+  return {
+    rows: [...beforeRows, ...anchorRows, ...afterRows],
+    anchor,
+    foundAnchor: anchorRows.length === 1,
+    foundOldest: anchoredToLeft || beforeRows.length < numBefore,
+    foundNewest: anchoredToRight || afterRows.length < numAfter,
+  };
+}
+
+const escapeHtml = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
+
+/** Zulip's highlight_string: wraps matches outside tags in <span class="highlight">. */
+export function highlight(text: string, terms: readonly string[]): string {
+  if (terms.length === 0) return text;
+  const lower = text.toLowerCase();
+  const marks: [number, number][] = [];
+  let inTag = false;
+  const tagAt: boolean[] = [];
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '<') inTag = true;
+    tagAt.push(inTag);
+    if (text[i] === '>') inTag = false;
+  }
+  for (const t of terms) {
+    if (!t) continue;
+    for (let i = lower.indexOf(t); i !== -1; i = lower.indexOf(t, i + t.length)) {
+      if (!tagAt.slice(i, i + t.length).some(Boolean)) marks.push([i, i + t.length]);
+    }
+  }
+  marks.sort((a, b) => a[0] - b[0]);
+  let out = '';
+  let pos = 0;
+  for (const [s, e] of marks) {
+    if (s < pos) continue;
+    out += text.slice(pos, s) + '<span class="highlight">' + text.slice(s, e) + '</span>';
+    pos = e;
+  }
+  return out + text.slice(pos);
+}
+
+export async function fetchMessages(app: AppCtx, caller: Caller, req: FetchRequest): Promise<Record<string, unknown>> {
+  const realm = await realmOf(app, caller.realmId);
+  const settings = realmSettings(realm.settings);
+  const resolved = await resolveNarrow(app, caller, req.narrow, settings.realm_empty_topic_display_name);
+  const range = await fetchRange(app, resolved.spec, resolved.channelNarrow, req);
+  const messages = await presentRows(app, realm, settings, range.rows, req, resolved.search);
+  return {
+    messages,
+    found_anchor: range.foundAnchor,
+    found_oldest: range.foundOldest,
+    found_newest: range.foundNewest,
+    history_limited: false,
+    anchor: range.anchor,
+  };
+}
+
+/** GET /messages with message_ids: those of the ids the caller may see, ascending. */
+export async function fetchMessagesByIds(
+  app: AppCtx,
+  caller: Caller,
+  ids: readonly number[],
+  req: Pick<FetchRequest, 'narrow' | 'applyMarkdown' | 'clientGravatar' | 'allowEmptyTopicName'>,
+): Promise<Record<string, unknown>> {
+  const realm = await realmOf(app, caller.realmId);
+  const settings = realmSettings(realm.settings);
+  const resolved = await resolveNarrow(app, caller, req.narrow, settings.realm_empty_topic_display_name);
+  const rows = await messagesWithFlagsByIds(app.db, [...new Set(ids)], caller.id);
+  const visible = new Set((await bulkAccessible(app.db, caller, rows, new Set(rows.filter((r) => r.um_flags !== null).map((r) => r.id)))).map((m) => m.id));
+  const messages = await presentRows(app, realm, settings, rows.filter((r) => visible.has(r.id)), req, resolved.search);
+  return { messages, history_limited: false, found_anchor: false, found_oldest: false, found_newest: false };
+}
+
+async function presentRows(
+  app: AppCtx,
+  realm: NonNullable<Awaited<ReturnType<typeof realmById>>>,
+  settings: ReturnType<typeof realmSettings>,
+  rows: readonly FoundRow[],
+  req: Pick<FetchRequest, 'applyMarkdown' | 'clientGravatar' | 'allowEmptyTopicName'>,
+  search: string[] | null,
+): Promise<Record<string, unknown>[]> {
+  const rel = await loadMessageRelations(app.db, rows);
+  const view = messageViewFor(app, realm, settings, req, await linkifiersForRealm(app.db, realm.id));
+  return rows.map((r) => {
+    const out = presentMessage(r, rel, view, r.um_flags);
+    if (search) {
+      out.match_content = highlight(r.rendered_content, search);
+      out.match_subject = highlight(escapeHtml(r.topic), search);
+    }
+    return out;
+  });
+}

@@ -1,0 +1,147 @@
+import { realmUrl } from '../config.js';
+import type { Db } from '../store/db.js';
+import type { AppCtx, TxDb } from './context.js';
+import { badRequest } from './errors.js';
+import {
+  emptyMarkdownContext,
+  renderMarkdownSafe,
+  type ChannelRef,
+  type MarkdownContext,
+  type MentionGroup,
+  type MentionUser,
+  type RenderResult,
+} from './rules/markdown/index.js';
+import type { RealmSettings } from './rules/realm-settings.js';
+import { userSettings } from './rules/user-settings.js';
+import { linkifiersForRealm } from './access/linkifiers.js';
+import { customEmojiByName } from './access/realm-emoji.js';
+
+type AnyDb = Db | TxDb;
+
+/**
+ * Builds the renderer's context for one message. Like Zulip's MentionData,
+ * it looks up only what the content can refer to: users when it has user
+ * mention syntax, groups for group mentions, channels for channel links, so
+ * a plain message costs no query here.
+ */
+const USER_MENTION = /@_?\*\*([^*\n]+?)\*\*/g;
+const GROUP_MENTION = /@_?\*([^*\n]+?)\*/g;
+const CHANNEL_LINK = /#\*\*([^*\n>]+)/g;
+
+export interface RenderSender {
+  readonly id: number;
+  readonly settings: string;
+}
+
+export async function markdownContextFor(app: AppCtx, db: AnyDb, realmId: number, settings: RealmSettings, sender: RenderSender | null, content: string): Promise<MarkdownContext> {
+  const ctx: MarkdownContext = {
+    ...emptyMarkdownContext(realmUrl(app.config)),
+    emptyTopicName: settings.realm_empty_topic_display_name,
+    defaultCodeBlockLanguage: (settings.default_code_block_language as string | null | undefined) ?? null,
+  };
+  if (sender) ctx.sender = { id: sender.id, translateEmoticons: userSettings(sender.settings).translate_emoticons === true };
+  // Both cached per realm: no query once loaded (outside transactions).
+  ctx.linkifiers = await linkifiersForRealm(db, realmId);
+  if (content.includes(':')) ctx.customEmoji = await customEmojiByName(db, realmId);
+
+  const names = new Set<string>();
+  const ids = new Set<number>();
+  for (const m of content.matchAll(USER_MENTION)) {
+    const text = m[1]!;
+    const bar = /^(.*)\|(\d{1,15})$/.exec(text);
+    if (bar) {
+      ids.add(Number(bar[2]));
+      if (bar[1]) names.add(bar[1].toLowerCase());
+    } else names.add(text.toLowerCase());
+  }
+  const groupNames = new Set<string>();
+  for (const m of content.matchAll(GROUP_MENTION)) if (!m[1]!.startsWith('*')) groupNames.add(m[1]!.toLowerCase());
+  const channelNames = new Set<string>();
+  for (const m of content.matchAll(CHANNEL_LINK)) channelNames.add(m[1]!.toLowerCase());
+
+  const [users, groups, channels] = await Promise.all([
+    names.size || ids.size
+      ? db
+          .selectFrom('users')
+          .select(['id', 'full_name', 'is_active'])
+          .where('realm_id', '=', realmId)
+          .where((eb) =>
+            eb.or([
+              ...(ids.size ? [eb('id', 'in', [...ids])] : []),
+              ...(names.size ? [eb(eb.fn('lower', ['full_name']), 'in', [...names])] : []),
+            ]),
+          )
+          .execute()
+      : Promise.resolve([]),
+    groupNames.size
+      ? db
+          .selectFrom('user_groups')
+          .select(['id', 'name', 'deactivated', 'is_system_group'])
+          .where('realm_id', '=', realmId)
+          .where(db.fn('lower', ['name']), 'in', [...groupNames])
+          .execute()
+      : Promise.resolve([]),
+    channelNames.size
+      ? db
+          .selectFrom('channels')
+          .select(['id', 'name'])
+          .where('realm_id', '=', realmId)
+          .where('name_lower', 'in', [...channelNames])
+          .where((eb) =>
+            eb.or([
+              eb('invite_only', '=', 0),
+              eb.exists(
+                eb
+                  .selectFrom('subscriptions')
+                  .select('subscriptions.id')
+                  .whereRef('subscriptions.channel_id', '=', 'channels.id')
+                  .where('subscriptions.user_id', '=', sender?.id ?? -1)
+                  .where('subscriptions.active', '=', 1),
+              ),
+            ]),
+          )
+          .execute()
+      : Promise.resolve([]),
+  ]);
+
+  if (users.length) {
+    const list: MentionUser[] = users.map((u) => ({ id: u.id, fullName: u.full_name, isActive: u.is_active === 1 }));
+    ctx.users = {
+      byId: (id) => list.find((u) => u.id === id),
+      byName: (name) => list.filter((u) => u.fullName.toLowerCase() === name.toLowerCase()),
+    };
+  }
+  if (groups.length) {
+    const list: MentionGroup[] = groups.map((g) => ({ id: g.id, name: g.name ?? '', deactivated: g.deactivated === 1, isSystemGroup: g.is_system_group === 1 }));
+    ctx.groups = { byName: (name) => list.find((g) => g.name.toLowerCase() === name.toLowerCase()) };
+  }
+  if (channels.length) {
+    const list: ChannelRef[] = channels.map((c) => ({ id: c.id, name: c.name }));
+    ctx.channels = { byName: (name) => list.find((c) => c.name === name), byId: (id) => list.find((c) => c.id === id) };
+  }
+  return ctx;
+}
+
+/** Renders a message body; a renderer failure refuses the message, as Zulip does. */
+export async function renderMessageContent(
+  app: AppCtx,
+  db: AnyDb,
+  realmId: number,
+  settings: RealmSettings,
+  sender: RenderSender | null,
+  content: string,
+): Promise<RenderResult> {
+  const ctx = await markdownContextFor(app, db, realmId, settings, sender, content);
+  const out = renderMarkdownSafe(content, ctx, (message, details) => app.log.error(details, message));
+  if (!out.ok) throw badRequest(out.error ?? 'Unable to render message');
+  return out;
+}
+
+/** has_link / has_image / has_attachment of a rendered message (for the has: narrows). */
+export function contentTraits(html: string, links: readonly string[]): { has_link: number; has_image: number; has_attachment: number } {
+  return {
+    has_link: links.length > 0 ? 1 : 0,
+    has_image: html.includes('class="message_inline_image"') ? 1 : 0,
+    has_attachment: links.some((l) => l.startsWith('/user_uploads/')) ? 1 : 0,
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * The languages a user may choose as default_language, with the English name
+ * sent as `language_name` in user_settings events. The codes are Zulip's
+ * (locale directory names); Parley serves the API in English whatever the
+ * choice, as the setting only drives UI and notification-email language.
+ */
+export const LANGUAGES: Readonly<Record<string, string>> = {
+  ar: 'Arabic',
+  be: 'Belarusian',
+  bg: 'Bulgarian',
+  bn: 'Bengali',
+  ca: 'Catalan',
+  cs: 'Czech',
+  cy: 'Welsh',
+  da: 'Danish',
+  de: 'German',
+  el: 'Greek',
+  en: 'English',
+  en_GB: 'British English',
+  eo: 'Esperanto',
+  es: 'Spanish',
+  fa: 'Persian',
+  fi: 'Finnish',
+  fr: 'French',
+  gl: 'Galician',
+  gu: 'Gujarati',
+  hi: 'Hindi',
+  hu: 'Hungarian',
+  id: 'Indonesian',
+  it: 'Italian',
+  ja: 'Japanese',
+  ko: 'Korean',
+  lt: 'Lithuanian',
+  lv: 'Latvian',
+  ml: 'Malayalam',
+  mn: 'Mongolian',
+  nl: 'Dutch',
+  no: 'Norwegian',
+  pa: 'Punjabi',
+  pl: 'Polish',
+  pt: 'Portuguese',
+  pt_BR: 'Portuguese (Brazil)',
+  pt_PT: 'Portuguese (Portugal)',
+  ro: 'Romanian',
+  ru: 'Russian',
+  si: 'Sinhala',
+  sk: 'Slovak',
+  sr: 'Serbian',
+  sv: 'Swedish',
+  ta: 'Tamil',
+  te: 'Telugu',
+  tl: 'Tagalog',
+  tr: 'Turkish',
+  uk: 'Ukrainian',
+  uz: 'Uzbek',
+  vi: 'Vietnamese',
+  'zh-hans': 'Simplified Chinese',
+  'zh-hant': 'Traditional Chinese',
+};
+
+export const isAvailableLanguage = (code: string): boolean => Object.hasOwn(LANGUAGES, code);
+export const languageName = (code: string): string => LANGUAGES[code] ?? code;

@@ -1,0 +1,347 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { badRequest, JsonableError } from '../domain/errors.js';
+import type { EventBus } from './bus.js';
+import { accepts, shapeFor, stripHints, wantsType, type QueueDescriptor } from './delivery.js';
+import type { QueuedEvent, QueueStore, SerializedQueue } from './queue-store.js';
+import type { EventDelivery, ParleyEvent } from './types.js';
+
+/**
+ * Event queues: registration, long-polling, acknowledgement, heartbeats,
+ * idle expiry, backlog cap and persistence across restarts.
+ *
+ * The delivery path: an action's transaction commits -> the bus publishes its
+ * EventDelivery batch -> dispatch() shapes each event per recipient queue
+ * (delivery.ts) and appends the results to the QueueStore in one call -> the
+ * store notifies its subscribers of the queues that grew -> parked polls on
+ * those queues answer. With a shared (Redis) store the publishing process
+ * runs dispatch() and the other processes learn of growth through the
+ * store's subscription; parked polls, the heartbeat sweep and the expiry
+ * sweep are the only per-process state.
+ */
+
+/** Zulip: 10 minutes idle; queue_lifespan_secs may ask for more, up to 7 days. */
+export const DEFAULT_QUEUE_TIMEOUT_SECS = 600;
+export const MAX_QUEUE_TIMEOUT_SECS = 7 * 24 * 3600;
+/** Zulip sweeps expired queues every minute. */
+const GC_INTERVAL_MS = 60_000;
+const SNAPSHOT_FILE = 'event-queues.json';
+
+export const badEventQueueId = (queueId: string): JsonableError =>
+  new JsonableError(`Bad event queue ID: ${queueId}`, { code: 'BAD_EVENT_QUEUE_ID', data: { queue_id: queueId } });
+
+/** The wire form of a queued event: the event with its id. */
+export const wireEvent = (q: QueuedEvent): Record<string, unknown> => ({ ...q.event, id: q.id });
+
+export interface PollResult {
+  readonly [key: string]: unknown;
+  readonly events: Record<string, unknown>[];
+  /** Present when the request named no queue, or when the poll had to wait (as Zulip does). */
+  readonly queue_id?: string;
+}
+
+export interface EventQueueOptions {
+  readonly heartbeatMinMs: number;
+  readonly heartbeatJitterMs: number;
+  /** Where queues are saved on shutdown and restored at start (null: not persisted). */
+  readonly dataDir: string | null;
+  readonly log?: Logger;
+  readonly now?: () => number;
+}
+
+/** A parked GET /events, local to this process. */
+interface Waiter {
+  readonly queueId: string;
+  readonly resolve: (result: PollResult) => void;
+  readonly reject: (err: JsonableError) => void;
+  /** When the heartbeat is due (ms since epoch). */
+  readonly due: number;
+}
+
+export type NewQueue = Omit<QueueDescriptor, 'id' | 'timeoutSecs'> & { readonly lifespanSecs: number };
+
+export function queueTimeoutSecs(lifespanSecs: number): number {
+  return lifespanSecs <= 0 ? DEFAULT_QUEUE_TIMEOUT_SECS : Math.min(lifespanSecs, MAX_QUEUE_TIMEOUT_SECS);
+}
+
+export class EventQueues {
+  private readonly waiters = new Map<string, Waiter>();
+  private readonly unsubscribe: (() => void)[] = [];
+  private gcTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private readonly interned = new Map<string, unknown>();
+  private closing = false;
+  private readonly now: () => number;
+
+  constructor(
+    readonly store: QueueStore,
+    private readonly opts: EventQueueOptions,
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.unsubscribe.push(store.subscribe((grown, dropped) => this.wake(grown, dropped)));
+  }
+
+  /** Starts consuming committed events from the bus and the expiry sweep. */
+  attach(bus: EventBus): void {
+    // A failed delivery must not fail the action that already committed: log it.
+    this.unsubscribe.push(bus.subscribe((deliveries) => this.dispatch(deliveries).catch((err) => this.opts.log?.error({ err }, 'event dispatch failed'))));
+    this.gcTimer = setInterval(() => void this.gc().catch((err) => this.opts.log?.error({ err }, 'event queue sweep failed')), GC_INTERVAL_MS);
+    this.gcTimer.unref();
+  }
+
+  /**
+   * Most clients register with the same few event-type lists, narrows and
+   * capability sets: queues share one frozen copy of each (memory per idle client).
+   */
+  private intern<T>(value: T): T {
+    const key = JSON.stringify(value);
+    const found = this.interned.get(key);
+    if (found !== undefined) return found as T;
+    if (this.interned.size < 10_000) this.interned.set(key, Object.freeze(value));
+    return value;
+  }
+
+  async register(spec: NewQueue): Promise<QueueDescriptor> {
+    const { lifespanSecs, ...rest } = spec;
+    const desc: QueueDescriptor = {
+      ...rest,
+      eventTypes: rest.eventTypes && this.intern([...rest.eventTypes]),
+      narrow: this.intern(rest.narrow.map((t) => [t[0], t[1]] as const)),
+      capabilities: this.intern({ ...rest.capabilities }),
+      id: randomUUID(),
+      timeoutSecs: queueTimeoutSecs(lifespanSecs),
+    };
+    await this.store.create(desc, this.now());
+    return desc;
+  }
+
+  /** The queue, if it exists and belongs to this user; otherwise BAD_EVENT_QUEUE_ID. */
+  async access(userId: number, queueId: string): Promise<QueueDescriptor> {
+    const desc = await this.store.get(queueId);
+    if (!desc || desc.userId !== userId) throw badEventQueueId(queueId);
+    return desc;
+  }
+
+  /** Events waiting in a queue (for /register, which applies them to the fresh state). */
+  pending(queueId: string): Promise<readonly QueuedEvent[]> {
+    return this.store.pending(queueId);
+  }
+
+  /**
+   * GET /events on an existing queue: acknowledge through lastEventId, then
+   * answer with what is pending, or park until an event or the heartbeat.
+   * `onClose` registers a callback for the client going away while parked.
+   */
+  async poll(userId: number, queueId: string, lastEventId: number, dontBlock: boolean, onClose?: (fn: () => void) => void): Promise<PollResult> {
+    await this.access(userId, queueId);
+    const ack = await this.store.acknowledge(queueId, lastEventId);
+    if (ack === 'pruned') throw badRequest(`An event newer than ${lastEventId} has already been pruned!`);
+    if (ack === 'not_in_queue') throw badRequest(`Event ${lastEventId} was not in this queue`);
+    // A new poll on the queue ends the one still waiting on it.
+    const previous = this.waiters.get(queueId);
+    if (previous) await this.finishWaiter(previous);
+    if (dontBlock || this.closing) return { events: (await this.store.pending(queueId)).map(wireEvent) };
+    return this.park(queueId, onClose);
+  }
+
+  /** GET /events without queue_id (dont_block): a new queue and its (empty) events. */
+  async registerAndPoll(spec: NewQueue): Promise<PollResult> {
+    const desc = await this.register(spec);
+    return { events: (await this.store.pending(desc.id)).map(wireEvent), queue_id: desc.id };
+  }
+
+  async delete(userId: number, queueId: string): Promise<void> {
+    await this.access(userId, queueId);
+    await this.drop([queueId]);
+  }
+
+  /** Drops every queue of a user (deactivation); parked polls answer with what they have. */
+  async dropUser(userId: number): Promise<void> {
+    const ids = (await this.store.forUsers([userId])).map((d) => d.id);
+    await this.drop(ids);
+  }
+
+  private async drop(ids: readonly string[]): Promise<void> {
+    for (const id of ids) {
+      const w = this.waiters.get(id);
+      if (w) await this.finishWaiter(w);
+    }
+    await this.store.remove(ids);
+  }
+
+  private park(queueId: string, onClose?: (fn: () => void) => void): Promise<PollResult> {
+    return new Promise<PollResult>((resolve, reject) => {
+      const delay = this.opts.heartbeatMinMs + Math.floor(Math.random() * (this.opts.heartbeatJitterMs + 1));
+      const waiter: Waiter = { queueId, due: Date.now() + delay, resolve, reject };
+      this.waiters.set(queueId, waiter);
+      this.startHeartbeats();
+      void this.store.touch(queueId, this.now());
+      onClose?.(() => {
+        if (this.waiters.get(queueId) !== waiter) return;
+        this.waiters.delete(queueId);
+      });
+      // Events may have arrived between the caller's checks and parking.
+      void this.store.pending(queueId).then((events) => {
+        if (events.length > 0 && this.waiters.get(queueId) === waiter) void this.finishWaiter(waiter);
+      });
+    });
+  }
+
+  /**
+   * Heartbeats: one sweep timer for all parked polls (a timer per poll would
+   * cost memory for every idle client). Each sweep gives every poll whose
+   * heartbeat is due a heartbeat event, in one append.
+   */
+  private startHeartbeats(): void {
+    if (this.heartbeatTimer) return;
+    const tick = Math.max(50, Math.min(1000, Math.floor(this.opts.heartbeatMinMs / 4)));
+    this.heartbeatTimer = setInterval(() => void this.sweepHeartbeats(), tick);
+    this.heartbeatTimer.unref();
+  }
+
+  private async sweepHeartbeats(): Promise<void> {
+    if (this.waiters.size === 0) {
+      clearInterval(this.heartbeatTimer);
+      this.heartbeatTimer = undefined;
+      return;
+    }
+    const now = Date.now();
+    const due: [string, ParleyEvent[]][] = [];
+    for (const w of this.waiters.values()) if (w.due <= now) due.push([w.queueId, [{ type: 'heartbeat' }]]);
+    if (due.length) await this.store.append(new Map(due));
+  }
+
+  private async finishWaiter(w: Waiter): Promise<void> {
+    if (this.waiters.get(w.queueId) !== w) return;
+    this.waiters.delete(w.queueId);
+    const events = await this.store.pending(w.queueId);
+    w.resolve({ events: events.map(wireEvent), queue_id: w.queueId });
+  }
+
+  private failWaiter(queueId: string): void {
+    const w = this.waiters.get(queueId);
+    if (!w) return;
+    this.waiters.delete(queueId);
+    w.reject(badEventQueueId(queueId));
+  }
+
+  /** Store notification: these queues grew, those were dropped (backlog cap). */
+  private wake(grown: readonly string[], dropped: readonly string[]): void {
+    for (const id of grown) {
+      const w = this.waiters.get(id);
+      if (w) void this.finishWaiter(w);
+    }
+    for (const id of dropped) this.failWaiter(id);
+  }
+
+  /**
+   * Fans committed deliveries out to the queues of their recipients: one
+   * store append for the whole batch. The event-type filter runs before any
+   * shaping; the shaped events pass the queue's remaining filters.
+   */
+  async dispatch(deliveries: readonly EventDelivery[]): Promise<void> {
+    const batch = new Map<string, ParleyEvent[]>();
+    const deactivated: number[] = [];
+    for (const d of deliveries) {
+      const event = d.event;
+      const clean = stripHints(event);
+      const memo = new Map<string, unknown>();
+      const seen = new Set<string>();
+      const targets = await this.store.forUsers(d.userIds);
+      const recipients = new Set(d.userIds);
+      // Queues watching all public channels (or a narrow) see public channel messages of others.
+      if (event.__public_stream_message === true) {
+        for (const w of await this.store.watchers(d.realmId)) if (!recipients.has(w.userId)) targets.push(w);
+      }
+      for (const q of targets) {
+        if (seen.has(q.id) || !wantsType(q, event.type)) continue;
+        seen.add(q.id);
+        for (const shaped of shapeFor({ event, clean, queue: q, userId: q.userId, memo })) {
+          if (!accepts(q, shaped)) continue;
+          let list = batch.get(q.id);
+          if (!list) batch.set(q.id, (list = []));
+          list.push(shaped);
+        }
+      }
+      const person = event.person as { user_id?: unknown; is_active?: unknown } | undefined;
+      if (event.type === 'realm_user' && event.op === 'update' && person?.is_active === false && typeof person.user_id === 'number') {
+        deactivated.push(person.user_id);
+      }
+    }
+    if (batch.size > 0) await this.store.append(batch);
+    // A deactivated user's queues go (after their last events reached any parked poll).
+    for (const uid of deactivated) await this.dropUser(uid);
+  }
+
+  /** Removes queues idle past their timeout (never one with a parked poll here). */
+  async gc(): Promise<number> {
+    const ids = await this.store.expired(this.now(), new Set(this.waiters.keys()));
+    if (ids.length) await this.store.remove(ids);
+    return ids.length;
+  }
+
+  /** Number of polls parked in this process. */
+  get parkedPolls(): number {
+    return this.waiters.size;
+  }
+
+  /**
+   * Graceful shutdown, step 1: stop taking long polls and answer every parked
+   * one with a heartbeat (a normal, acknowledgeable event), so clients get a
+   * reply rather than a cut connection and poll again after the restart.
+   */
+  async drain(): Promise<void> {
+    this.closing = true;
+    if (this.gcTimer) clearInterval(this.gcTimer);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = undefined;
+    const ids = [...this.waiters.keys()];
+    if (ids.length) await this.store.append(new Map(ids.map((id) => [id, [{ type: 'heartbeat' } as ParleyEvent]])));
+    for (const id of ids) {
+      const w = this.waiters.get(id);
+      if (w) await this.finishWaiter(w);
+    }
+  }
+
+  /** Step 2 (after the HTTP server closed): save queues and their pending events. */
+  async persist(): Promise<number> {
+    for (const off of this.unsubscribe.splice(0)) off();
+    if (!this.opts.dataDir) return 0;
+    const queues = await this.store.snapshot();
+    fs.mkdirSync(this.opts.dataDir, { recursive: true });
+    const file = path.join(this.opts.dataDir, SNAPSHOT_FILE);
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify({ version: 1, savedAt: this.now(), queues }), { mode: 0o600 });
+    fs.renameSync(tmp, file);
+    this.opts.log?.info({ queues: queues.length }, 'saved event queues');
+    return queues.length;
+  }
+
+  /**
+   * At start: load the queues saved at the last shutdown. The file is renamed
+   * to *.last once read, so a crash later never brings back stale queues.
+   */
+  async restore(): Promise<number> {
+    if (!this.opts.dataDir) return 0;
+    const file = path.join(this.opts.dataDir, SNAPSHOT_FILE);
+    let raw: string;
+    try {
+      raw = fs.readFileSync(file, 'utf8');
+    } catch {
+      return 0;
+    }
+    fs.renameSync(file, `${file}.last`);
+    try {
+      const parsed = JSON.parse(raw) as { version: number; queues: SerializedQueue[] };
+      if (parsed.version !== 1 || !Array.isArray(parsed.queues)) throw new Error(`unknown snapshot version ${String(parsed.version)}`);
+      await this.store.restore(parsed.queues);
+      this.opts.log?.info({ queues: parsed.queues.length }, 'restored event queues');
+      return parsed.queues.length;
+    } catch (err) {
+      this.opts.log?.error({ err }, 'could not restore event queues');
+      return 0;
+    }
+  }
+}

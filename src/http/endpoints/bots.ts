@@ -1,0 +1,272 @@
+import { fakeEmailDomain } from '../../config.js';
+import { transact, type Caller } from '../../domain/context.js';
+import { withStagedAvatar, doChangeAvatarFields } from '../../domain/actions/avatars.js';
+import { botChannelNames } from '../../domain/actions/bot-events.js';
+import { doChangeBotDefaultAllPublicStreams, doChangeBotDefaultChannel, doChangeBotOwner, type DefaultChannelKind } from '../../domain/actions/bots.js';
+import { doChangeFullName, doChangeRole, doCreateUser, doDeactivateUser, doRegenerateApiKey } from '../../domain/actions/users.js';
+import { canAdminUser } from '../../domain/access/users.js';
+import { adminRequired, badRequest, insufficientPermission, ownerRequired } from '../../domain/errors.js';
+import { sql } from 'kysely';
+import { realmGroupSettingId, type RealmGroupSetting } from '../../domain/rules/realm-group-settings.js';
+import { BOT_GENERIC, BOT_INCOMING_WEBHOOK, checkBotShortName, checkFullName, isAdminRole, isValidEmail, ROLE_OWNER, ROLES } from '../../domain/rules/users.js';
+import { presentOwnedBot } from '../../presenters/bot.js';
+import { apiEmail, avatarUrl } from '../../presenters/user.js';
+import { isPossibleId } from '../../domain/rules/ids.js';
+import { botsOwnedBy, channelByNameFor } from '../../store/bots.js';
+import { userByEmail, userById, type UserRow } from '../../store/users.js';
+import type { AppCtx } from '../../domain/context.js';
+import { endpoint, type AuthedCtx, type UploadedFile } from '../endpoint.js';
+import { p } from '../params.js';
+import { avatarImagesFromUpload } from './avatars.js';
+import { requireMemberOrAdmin } from './users.js';
+
+/**
+ * Bots: create (POST /bots), list one's own (GET /bots), change (PATCH),
+ * deactivate (DELETE) and regenerate a key. Bot types: generic (1) and
+ * incoming webhook (2). Outgoing-webhook (3) and embedded (4) bots need a
+ * service runner Parley does not have, so they are refused as types this
+ * server does not offer ("Invalid bot type", as Zulip refuses embedded bots
+ * when EMBEDDED_BOTS_ENABLED is off).
+ */
+
+/** Zulip's check_bot_name_available: no active user of the realm with that name. */
+async function checkBotNameAvailable(app: AppCtx, realmId: number, fullName: string): Promise<void> {
+  const dup = await app.db
+    .selectFrom('users')
+    .select('id')
+    .where('realm_id', '=', realmId)
+    .where('is_active', '=', 1)
+    .where('full_name', '=', fullName.trim())
+    .executeTakeFirst();
+  if (dup) throw badRequest('Name is already in use!');
+}
+
+/**
+ * Does the caller hold a realm permission (recursive group membership)? Same
+ * query as group-settings' isUserInGroup, with the group id cast so that
+ * PostgreSQL types the recursive CTE's seed as an integer.
+ */
+async function hasRealmPermission(app: AppCtx, caller: Caller, setting: RealmGroupSetting): Promise<boolean> {
+  const groupId = await realmGroupSettingId(app.db, caller.realmId, setting);
+  const rows = await sql<{ hit: number }>`
+    WITH RECURSIVE reach(id) AS (
+      SELECT CAST(${groupId} AS INTEGER)
+      UNION
+      SELECT s.subgroup_id FROM user_group_subgroups s JOIN reach r ON s.supergroup_id = r.id
+    )
+    SELECT 1 AS hit FROM user_group_members m
+    JOIN users u ON u.id = m.user_id
+    WHERE m.user_id = ${caller.id} AND u.is_active = 1 AND m.group_id IN (SELECT id FROM reach)
+    LIMIT 1`.execute(app.db);
+  return rows.rows.length > 0;
+}
+
+/**
+ * check_can_create_bot then check_valid_bot_type: can_create_bots_group may
+ * create every type offered; can_create_write_only_bots_group only incoming webhooks.
+ */
+async function checkBotType(app: AppCtx, caller: Caller, botType: number): Promise<void> {
+  const full = await hasRealmPermission(app, caller, 'can_create_bots_group');
+  const writeOnly = !full && (await hasRealmPermission(app, caller, 'can_create_write_only_bots_group'));
+  if (!full && !(botType === BOT_INCOMING_WEBHOOK && writeOnly)) throw insufficientPermission();
+  const allowed = full ? [BOT_GENERIC, BOT_INCOMING_WEBHOOK] : [BOT_INCOMING_WEBHOOK];
+  if (!allowed.includes(botType)) throw badRequest('Invalid bot type');
+}
+
+/** access_stream_by_name for a bot default: a live channel the caller can see (public, or subscribed). */
+async function channelForDefault(ctx: AuthedCtx, name: string): Promise<number> {
+  const c = await channelByNameFor(ctx.app.db, ctx.user.realmId, name, ctx.user.id);
+  if (!c || c.deactivated || (c.invite_only && !c.subscribed)) throw badRequest(`Invalid channel name '${name}'`);
+  return c.id;
+}
+
+function singleFile(files: readonly UploadedFile[]): UploadedFile | undefined {
+  if (files.length > 1) throw badRequest('You may only upload one file at a time');
+  return files[0];
+}
+
+export const createBot = endpoint({
+  method: 'POST',
+  path: '/bots',
+  auth: 'user',
+  guard: requireMemberOrAdmin,
+  params: {
+    full_name: p.str(),
+    short_name: p.str(),
+    bot_type: p.int().default(BOT_GENERIC),
+    default_sending_stream: p.str().optional(),
+    default_events_register_stream: p.str().optional(),
+    default_all_public_streams: p.bool().optional(),
+  },
+  handler: async (ctx, params) => {
+    const short = checkBotShortName(params.short_name);
+    const fullName = checkFullName(params.full_name);
+    const email = `${short}-bot@${fakeEmailDomain(ctx.app.config)}`;
+    if (!isValidEmail(email)) throw badRequest('Bad name or username');
+    if (await userByEmail(ctx.app.db, ctx.user.realmId, email)) throw badRequest('Username already in use');
+    await checkBotNameAvailable(ctx.app, ctx.user.realmId, fullName);
+    await checkBotType(ctx.app, ctx.user, params.bot_type);
+    const file = singleFile(ctx.files);
+    const sending = params.default_sending_stream === undefined ? null : await channelForDefault(ctx, params.default_sending_stream);
+    const register = params.default_events_register_stream === undefined ? null : await channelForDefault(ctx, params.default_events_register_stream);
+    // The image is checked before anything is written; a bad one creates no bot.
+    const images = file ? await avatarImagesFromUpload(file) : null;
+    const bot = await withStagedAvatar(ctx.app, ctx.user.realmId, images, (stem) =>
+      transact(ctx.app, (tx) =>
+        doCreateUser(ctx.app, tx, ctx.user.realmId, {
+          email,
+          fullName,
+          passwordHash: null,
+          botType: params.bot_type,
+          botOwnerId: ctx.user.id,
+          avatarFile: stem,
+          defaultSendingStreamId: sending,
+          defaultEventsRegisterStreamId: register,
+          defaultAllPublicStreams: params.default_all_public_streams ?? false,
+        }),
+      ),
+    );
+    const names = await botChannelNames(ctx.app.db, bot);
+    return {
+      user_id: bot.id,
+      api_key: bot.api_key,
+      avatar_url: avatarUrl(bot),
+      default_sending_stream: names.defaultSendingStream,
+      default_events_register_stream: names.defaultEventsRegisterStream,
+      default_all_public_streams: bot.default_all_public_streams === 1,
+    };
+  },
+});
+
+export const listBots = endpoint({
+  method: 'GET',
+  path: '/bots',
+  auth: 'user',
+  guard: requireMemberOrAdmin,
+  params: {},
+  handler: async (ctx) => {
+    const bots = await botsOwnedBy(ctx.app.db, ctx.user.realmId, ctx.user.id, { activeOnly: true });
+    const out = [];
+    for (const bot of bots) out.push(presentOwnedBot(bot, await botChannelNames(ctx.app.db, bot)));
+    return { bots: out };
+  },
+});
+
+/** Zulip's access_bot_by_id. */
+async function accessBot(ctx: AuthedCtx, botId: number): Promise<UserRow> {
+  const bot = isPossibleId(botId) ? await userById(ctx.app.db, ctx.user.realmId, botId) : undefined;
+  if (!bot || !bot.is_bot) throw badRequest('No such bot');
+  if (!canAdminUser(ctx.user, bot)) throw insufficientPermission();
+  if (bot.can_create_users && ctx.user.role !== ROLE_OWNER) throw ownerRequired();
+  return bot;
+}
+
+export const updateBot = endpoint({
+  method: 'PATCH',
+  path: '/bots/:bot_id',
+  auth: 'user',
+  guard: requireMemberOrAdmin,
+  params: {
+    bot_id: p.pathInt(),
+    full_name: p.str().optional(),
+    role: p.intIn(ROLES).optional(),
+    bot_owner_id: p.int().optional(),
+    default_sending_stream: p.str().optional(),
+    default_events_register_stream: p.str().optional(),
+    default_all_public_streams: p.bool().optional(),
+  },
+  handler: async (ctx, params) => {
+    const bot = await accessBot(ctx, params.bot_id);
+    // Everything is checked before anything is written, so a refused request changes nothing.
+    let newName: string | undefined;
+    if (params.full_name !== undefined) {
+      const name = checkFullName(params.full_name);
+      if (name !== bot.full_name) {
+        await checkBotNameAvailable(ctx.app, bot.realm_id, name);
+        newName = name;
+      }
+    }
+    if (params.role !== undefined && params.role !== bot.role) {
+      if ((params.role === ROLE_OWNER || bot.role === ROLE_OWNER) && ctx.user.role !== ROLE_OWNER) throw ownerRequired();
+      if (!isAdminRole(ctx.user.role)) throw adminRequired();
+    }
+    let newOwner: UserRow | undefined;
+    if (params.bot_owner_id !== undefined) {
+      const owner = isPossibleId(params.bot_owner_id) ? await userById(ctx.app.db, bot.realm_id, params.bot_owner_id) : undefined;
+      if (!owner) throw badRequest('Failed to change owner, no such user');
+      if (!owner.is_active) throw badRequest('Failed to change owner, user is deactivated');
+      if (owner.is_bot) throw badRequest("Failed to change owner, bots can't own other bots");
+      if (owner.id !== bot.bot_owner_id) newOwner = owner;
+    }
+    const channels: [DefaultChannelKind, number | null][] = [];
+    for (const kind of ['default_sending_stream', 'default_events_register_stream'] as const) {
+      const name = params[kind];
+      if (name !== undefined) channels.push([kind, name === '' ? null : await channelForDefault(ctx, name)]);
+    }
+    const file = singleFile(ctx.files);
+    const images = file ? await avatarImagesFromUpload(file) : null;
+    const updated = await withStagedAvatar(ctx.app, bot.realm_id, images, (stem) =>
+      transact(ctx.app, async (tx) => {
+        let row = bot;
+        if (newName !== undefined) {
+          await doChangeFullName(tx, row, newName);
+          row = { ...row, full_name: newName };
+        }
+        if (params.role !== undefined && params.role !== row.role) {
+          await doChangeRole(tx, row, params.role);
+          row = { ...row, role: params.role };
+        }
+        if (newOwner) {
+          await doChangeBotOwner(tx, row, newOwner);
+          row = { ...row, bot_owner_id: newOwner.id };
+        }
+        for (const [kind, channelId] of channels) row = await doChangeBotDefaultChannel(tx, row, kind, channelId);
+        if (params.default_all_public_streams !== undefined) row = await doChangeBotDefaultAllPublicStreams(tx, row, params.default_all_public_streams);
+        if (stem) row = await doChangeAvatarFields(ctx.app, tx, row, 'U', stem);
+        return row;
+      }),
+    );
+    const names = await botChannelNames(ctx.app.db, updated);
+    const out: Record<string, unknown> = {
+      full_name: updated.full_name,
+      avatar_url: avatarUrl(updated),
+      service_interface: 1,
+      service_payload_url: null,
+      config_data: null,
+      default_sending_stream: names.defaultSendingStream,
+      default_events_register_stream: names.defaultEventsRegisterStream,
+      default_all_public_streams: updated.default_all_public_streams === 1,
+    };
+    if (updated.bot_owner_id !== null) {
+      const owner = await userById(ctx.app.db, updated.realm_id, updated.bot_owner_id);
+      if (owner) out.bot_owner = apiEmail(owner, fakeEmailDomain(ctx.app.config));
+    }
+    return out;
+  },
+});
+
+export const deactivateBot = endpoint({
+  method: 'DELETE',
+  path: '/bots/:bot_id',
+  auth: 'user',
+  params: { bot_id: p.pathInt() },
+  handler: async (ctx, { bot_id }) => {
+    const bot = await accessBot(ctx, bot_id);
+    // Deactivating a deactivated bot is a no-op, as in Zulip's do_deactivate_user.
+    if (bot.is_active) await transact(ctx.app, (tx) => doDeactivateUser(tx, bot));
+    return {};
+  },
+});
+
+export const regenerateBotApiKey = endpoint({
+  method: 'POST',
+  path: '/bots/:bot_id/api_key/regenerate',
+  auth: 'user',
+  guard: requireMemberOrAdmin,
+  params: { bot_id: p.pathInt() },
+  handler: async (ctx, { bot_id }) => {
+    const bot = await accessBot(ctx, bot_id);
+    const apiKey = await transact(ctx.app, (tx) => doRegenerateApiKey(tx, bot));
+    return { api_key: apiKey };
+  },
+});

@@ -1,0 +1,137 @@
+import { fakeEmailDomain } from '../config.js';
+import type { AppCtx } from '../domain/context.js';
+import { ROLE_ADMIN, ROLE_GUEST, ROLE_MODERATOR, ROLE_OWNER } from '../domain/rules/users.js';
+import { apiEmail, avatarUrl, presentUser } from '../presenters/user.js';
+import { usersInRealm } from '../store/users.js';
+import type { ClientView, StateModule } from './types.js';
+
+/**
+ * The `realm_user` part of /register: realm_users (active users and bots)
+ * and realm_non_active_users (sorted by id, without is_active, as Zulip's
+ * post-processing leaves them), cross_realm_bots, and the caller's own
+ * top-level keys (user_id, email, delivery_email, full_name, role flags,
+ * avatar_source/avatar_url/avatar_url_medium, always with full avatar URLs).
+ *
+ * Events: realm_user add / update (every `person` form of api.md) / remove.
+ */
+
+/** Custom profile field values per user; the profiles resource replaces this hook. */
+export const usersStateHooks = {
+  profileData: async (_app: AppCtx, _realmId: number): Promise<ReadonlyMap<number, Record<string, unknown>>> => new Map(),
+};
+
+type Person = Record<string, unknown> & { user_id: number };
+
+function roleFlags(role: number): { is_admin: boolean; is_owner: boolean; is_guest: boolean } {
+  return { is_admin: role <= ROLE_ADMIN, is_owner: role === ROLE_OWNER, is_guest: role === ROLE_GUEST };
+}
+
+function insertSorted(list: Person[], p: Person): void {
+  const at = list.findIndex((x) => x.user_id >= p.user_id);
+  if (at < 0) list.push(p);
+  else if (list[at]!.user_id === p.user_id) list[at] = p;
+  else list.splice(at, 0, p);
+}
+
+function findPerson(state: Record<string, unknown>, userId: number): { list: Person[]; index: number } | undefined {
+  for (const key of ['realm_users', 'realm_non_active_users']) {
+    const list = state[key] as Person[] | undefined;
+    const index = list?.findIndex((p) => p.user_id === userId) ?? -1;
+    if (list && index >= 0) return { list, index };
+  }
+  return undefined;
+}
+
+const isGravatar = (url: unknown): boolean => typeof url === 'string' && url.startsWith('https://secure.gravatar.com/');
+
+function applyUpdate(state: Record<string, unknown>, person: Record<string, unknown>, view: ClientView): void {
+  const userId = person.user_id as number;
+  if (userId === view.user.id) {
+    // The caller's own top-level keys (avatar URLs here are always full URLs).
+    for (const k of ['full_name', 'delivery_email', 'avatar_source', 'avatar_url', 'avatar_url_medium']) {
+      if (k in person && k in state) state[k] = person[k];
+    }
+    if ('new_email' in person && 'email' in state) state.email = person.new_email;
+    if (typeof person.role === 'number' && 'is_admin' in state) {
+      Object.assign(state, roleFlags(person.role), { is_moderator: person.role === ROLE_MODERATOR });
+    }
+  }
+  const found = findPerson(state, userId);
+  if (!found) return;
+  const entry = { ...found.list[found.index]! };
+  for (const [k, v] of Object.entries(person)) {
+    if (k === 'user_id' || k === 'is_active' || !(k in entry)) continue;
+    entry[k] = v;
+  }
+  if ('new_email' in person) entry.email = person.new_email;
+  if (typeof person.role === 'number') Object.assign(entry, roleFlags(person.role));
+  // client_gravatar: a gravatar URL the client can compute itself is null, as at /register: only
+  // for users whose API email is their real address (email visible to everyone).
+  if ('avatar_url' in person && view.clientGravatar && entry.delivery_email != null && entry.email === entry.delivery_email && isGravatar(person.avatar_url)) {
+    entry.avatar_url = null;
+  }
+  const field = person.custom_profile_field as { id: number; value: unknown; rendered_value?: unknown } | undefined;
+  if (field && entry.profile_data && typeof entry.profile_data === 'object') {
+    const data = { ...(entry.profile_data as Record<string, unknown>) };
+    if (field.value === null) delete data[String(field.id)];
+    else data[String(field.id)] = 'rendered_value' in field ? { value: field.value, rendered_value: field.rendered_value } : { value: field.value };
+    entry.profile_data = data;
+  }
+  if (typeof person.is_active === 'boolean') {
+    found.list.splice(found.index, 1);
+    insertSorted((state[person.is_active ? 'realm_users' : 'realm_non_active_users'] ?? []) as Person[], entry);
+  } else {
+    found.list[found.index] = entry;
+  }
+}
+
+export const usersModule: StateModule = {
+  fetchTypes: ['realm_user'],
+  eventTypes: ['realm_user'],
+  async fetch({ app, user, userRow, clientGravatar }) {
+    const [rows, profiles] = await Promise.all([usersInRealm(app.db, user.realmId), usersStateHooks.profileData(app, user.realmId)]);
+    const view = {
+      viewerId: user.id,
+      viewerRole: userRow.role,
+      fakeEmailDomain: fakeEmailDomain(app.config),
+      clientGravatar,
+      includeCustomProfileFields: true,
+      profileData: profiles,
+    };
+    const active: Person[] = [];
+    const inactive: Person[] = [];
+    for (const row of rows) {
+      const { is_active: _active, ...p } = presentUser(row, view);
+      (row.is_active ? active : inactive).push(p as Person);
+    }
+    const role = userRow.role;
+    return {
+      realm_users: active,
+      realm_non_active_users: inactive,
+      cross_realm_bots: [],
+      avatar_source: userRow.avatar_source,
+      avatar_url_medium: avatarUrl(userRow, true),
+      avatar_url: avatarUrl(userRow),
+      ...roleFlags(role),
+      is_moderator: role === ROLE_MODERATOR,
+      user_id: userRow.id,
+      email: apiEmail(userRow, fakeEmailDomain(app.config)),
+      delivery_email: userRow.delivery_email,
+      full_name: userRow.full_name,
+    };
+  },
+  apply(state, event, view) {
+    const person = event.person as Record<string, unknown> | undefined;
+    if (!person || typeof person.user_id !== 'number') return;
+    if (event.op === 'add') {
+      const { is_active: isActive, ...p } = person;
+      const list = (isActive === false ? state.realm_non_active_users : state.realm_users) as Person[] | undefined;
+      if (list) insertSorted(list, p as Person);
+    } else if (event.op === 'remove') {
+      const found = findPerson(state, person.user_id);
+      if (found) found.list.splice(found.index, 1);
+    } else if (event.op === 'update') {
+      applyUpdate(state, person, view);
+    }
+  },
+};

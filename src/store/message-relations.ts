@@ -1,0 +1,60 @@
+import type { Db } from './db.js';
+import type { TxDb } from '../domain/context.js';
+import { reactionsOf, type MessageRow, type ReactionRow } from './messages.js';
+
+type AnyDb = Db | TxDb;
+
+/** What presenting a message needs besides its row: people, channel names and reactions. */
+export interface MessagePerson {
+  readonly id: number;
+  readonly realm_id: number;
+  readonly full_name: string;
+  readonly delivery_email: string;
+  readonly settings: string;
+  readonly is_bot: number;
+  readonly avatar_source: string;
+  readonly avatar_version: number;
+}
+
+export interface MessageRelations {
+  readonly users: ReadonlyMap<number, MessagePerson>;
+  readonly channels: ReadonlyMap<number, string>;
+  readonly reactions: ReadonlyMap<number, ReactionRow[]>;
+}
+
+export const dmParticipants = (key: string): number[] => key.split(',').map(Number);
+
+/** Three queries whatever the number of messages. */
+export async function loadMessageRelations(db: AnyDb, rows: readonly MessageRow[]): Promise<MessageRelations> {
+  const ids = rows.map((r) => r.id);
+  const reactionRows = await reactionsOf(db, ids);
+  const userIds = new Set<number>();
+  const channelIds = new Set<number>();
+  for (const r of rows) {
+    userIds.add(r.sender_id);
+    if (r.dm_key) for (const id of dmParticipants(r.dm_key)) userIds.add(id);
+    if (r.stream_id !== null) channelIds.add(r.stream_id);
+  }
+  for (const r of reactionRows) userIds.add(r.user_id);
+  const [users, channels] = await Promise.all([
+    userIds.size
+      ? db
+          .selectFrom('users')
+          .select(['id', 'realm_id', 'full_name', 'delivery_email', 'settings', 'is_bot', 'avatar_source', 'avatar_version'])
+          .where('id', 'in', [...userIds])
+          .execute()
+      : Promise.resolve([]),
+    channelIds.size ? db.selectFrom('channels').select(['id', 'name']).where('id', 'in', [...channelIds]).execute() : Promise.resolve([]),
+  ]);
+  const reactions = new Map<number, ReactionRow[]>();
+  for (const r of reactionRows) {
+    let list = reactions.get(r.message_id);
+    if (!list) reactions.set(r.message_id, (list = []));
+    list.push(r);
+  }
+  return {
+    users: new Map(users.map((u) => [u.id, u])),
+    channels: new Map(channels.map((c) => [c.id, c.name])),
+    reactions,
+  };
+}

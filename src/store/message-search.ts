@@ -1,0 +1,223 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Db } from './db.js';
+import type { TxDb } from '../domain/context.js';
+import type { MessageRow } from './messages.js';
+import { FLAG_PRIVATE, FLAG_READ } from '../domain/rules/message-flags.js';
+
+type AnyDb = Db | TxDb;
+
+/**
+ * The message search query: a base (the user's rows, or, for a channel
+ * whose history the user may read, the channel's messages) narrowed by
+ * resolved conditions and walked by keyset on the message id. No OFFSET:
+ * every page is an index seek on (user_id, message_id), (recipient_id, id),
+ * (recipient_id, topic_key, id) or (dm_key, id).
+ *
+ * Security invariant (Zulip's NarrowBuilder): conditions only ever remove
+ * rows. History mode is chosen by the caller only for a non-negated channel
+ * condition on a channel whose history the user may read.
+ */
+export type Condition =
+  | { readonly kind: 'recipient'; readonly id: number; readonly negated: boolean }
+  | { readonly kind: 'recipients'; readonly ids: readonly number[]; readonly negated: boolean }
+  | { readonly kind: 'topic'; readonly key: string; readonly negated: boolean }
+  | { readonly kind: 'sender'; readonly id: number; readonly negated: boolean }
+  | { readonly kind: 'dm'; readonly key: string; readonly negated: boolean }
+  | { readonly kind: 'dm_including'; readonly userId: number; readonly groupsOnly: boolean; readonly negated: boolean }
+  | { readonly kind: 'flag_set'; readonly mask: number; readonly negated: boolean }
+  | { readonly kind: 'flag_clear'; readonly mask: number; readonly negated: boolean }
+  | { readonly kind: 'id'; readonly id: number; readonly negated: boolean }
+  | { readonly kind: 'resolved'; readonly negated: boolean }
+  | { readonly kind: 'has'; readonly column: 'has_link' | 'has_image' | 'has_attachment'; readonly negated: boolean }
+  | { readonly kind: 'has_reaction'; readonly negated: boolean }
+  | { readonly kind: 'search'; readonly terms: readonly string[]; readonly negated: boolean }
+  | { readonly kind: 'muted_excluded'; readonly userId: number; readonly channels: boolean }
+  | { readonly kind: 'nothing' };
+
+export interface SearchSpec {
+  readonly userId: number;
+  readonly realmId: number;
+  /** Read the channel's messages directly (flags from a left join) rather than the user's rows. */
+  readonly includeHistory: boolean;
+  readonly conditions: readonly Condition[];
+}
+
+export type FoundRow = MessageRow & { um_flags: number | null };
+
+const likeEscape = (s: string): string => s.replace(/[\\%_]/g, (c) => '\\' + c);
+
+function condition(c: Condition, idCol: RawBuilder<unknown>): RawBuilder<unknown> {
+  const neg = (e: RawBuilder<unknown>, negated: boolean): RawBuilder<unknown> => (negated ? sql`NOT (${e})` : e);
+  switch (c.kind) {
+    case 'recipient':
+      return neg(sql`m.recipient_id = ${c.id}`, c.negated);
+    case 'recipients':
+      return c.ids.length === 0 ? (c.negated ? sql`1 = 1` : sql`1 = 0`) : neg(sql`m.recipient_id IN (${sql.join([...c.ids])})`, c.negated);
+    case 'topic':
+      // A DM's topic_key is '' too; topic conditions apply to channel messages only.
+      return neg(sql`(m.topic_key = ${c.key} AND m.stream_id IS NOT NULL)`, c.negated);
+    case 'sender':
+      return neg(sql`m.sender_id = ${c.id}`, c.negated);
+    case 'dm':
+      // Channel messages have no dm_key: the negated form must still keep them.
+      return c.negated ? sql`COALESCE(m.dm_key, '') <> ${c.key}` : sql`m.dm_key = ${c.key}`;
+    case 'dm_including': {
+      const hit = sql`(',' || m.dm_key || ',') LIKE ${`%,${c.userId},%`}`;
+      const group = c.groupsOnly ? sql` AND (length(m.dm_key) - length(replace(m.dm_key, ',', ''))) >= 2` : sql``;
+      const e = sql`(m.dm_key IS NOT NULL AND ${hit}${group})`;
+      return neg(e, c.negated);
+    }
+    case 'flag_set':
+      return neg(sql`(um.flags & ${sql.lit(c.mask)}) <> 0`, c.negated);
+    case 'flag_clear':
+      return neg(sql`(um.flags & ${sql.lit(c.mask)}) = 0`, c.negated);
+    case 'id':
+      return neg(c.id > MAX_ID ? sql`1 = 0` : sql`${idCol} = ${c.id}`, c.negated);
+    case 'resolved':
+      return neg(sql`(m.stream_id IS NOT NULL AND m.topic LIKE ${'✔ %'})`, c.negated);
+    case 'has':
+      return neg(sql`m.${sql.ref(c.column)} = 1`, c.negated);
+    case 'has_reaction':
+      return neg(sql`EXISTS (SELECT 1 FROM reactions r WHERE r.message_id = m.id)`, c.negated);
+    case 'search': {
+      const parts = c.terms.map((t) => {
+        const pat = `%${likeEscape(t)}%`;
+        return sql`(lower(m.content) LIKE ${pat} ESCAPE '\\' OR m.topic_key LIKE ${pat} ESCAPE '\\')`;
+      });
+      return neg(parts.length ? sql`(${sql.join(parts, sql` AND `)})` : sql`1 = 1`, c.negated);
+    }
+    case 'muted_excluded': {
+      const topics = sql`NOT EXISTS (SELECT 1 FROM user_topics ut WHERE ut.user_id = ${c.userId} AND ut.channel_id = m.stream_id AND ut.topic_lower = m.topic_key AND ut.visibility_policy = 1)`;
+      if (!c.channels) return topics;
+      const channels = sql`m.recipient_id NOT IN (SELECT s.recipient_id FROM subscriptions s WHERE s.user_id = ${c.userId} AND s.active = 1 AND s.is_muted = 1)`;
+      return sql`(${channels} AND ${topics})`;
+    }
+    case 'nothing':
+      return sql`1 = 0`;
+  }
+}
+
+interface Base {
+  readonly from: RawBuilder<unknown>;
+  readonly where: RawBuilder<unknown>[];
+  readonly idCol: RawBuilder<unknown>;
+  /** Columns fixed by equality that lead the index the walk should use (ORDER BY them first, so planners pick it). */
+  readonly orderPrefix: RawBuilder<unknown>[];
+}
+
+const single = <K extends Condition['kind']>(spec: SearchSpec, kind: K): Extract<Condition, { kind: K }> | undefined => {
+  const found = spec.conditions.filter((c) => c.kind === kind && !('negated' in c && c.negated));
+  return found.length === 1 ? (found[0] as Extract<Condition, { kind: K }>) : undefined;
+};
+
+/**
+ * Where the walk starts. A channel (and topic) or a DM conversation is walked
+ * on its own index of messages, joined to the user's row (inner join: only
+ * messages the user received; left join only in history mode); anything
+ * else walks the user's rows.
+ */
+function base(spec: SearchSpec): Base {
+  const recipient = single(spec, 'recipient');
+  const topic = recipient ? single(spec, 'topic') : undefined;
+  const dm = single(spec, 'dm');
+  const channelPrefix = recipient ? [sql`m.recipient_id`, ...(topic ? [sql`m.topic_key`] : [])] : [];
+  if (spec.includeHistory) {
+    return {
+      from: sql`messages m LEFT JOIN user_messages um ON um.message_id = m.id AND um.user_id = ${spec.userId}`,
+      where: [sql`m.realm_id = ${spec.realmId}`],
+      idCol: sql`m.id`,
+      orderPrefix: channelPrefix,
+    };
+  }
+  if (recipient || dm) {
+    return {
+      from: sql`messages m JOIN user_messages um ON um.message_id = m.id AND um.user_id = ${spec.userId}`,
+      where: [],
+      idCol: sql`m.id`,
+      orderPrefix: recipient ? channelPrefix : [sql`m.dm_key`],
+    };
+  }
+  return {
+    from: sql`user_messages um JOIN messages m ON m.id = um.message_id`,
+    where: [sql`um.user_id = ${spec.userId}`],
+    idCol: sql`um.message_id`,
+    orderPrefix: [],
+  };
+}
+
+export interface RangePart {
+  /** Rows with id <= bound (descending) or >= bound (ascending), or exactly the bound. */
+  readonly dir: 'before' | 'after' | 'exact';
+  readonly bound: number;
+  readonly limit: number;
+}
+
+/** Message ids are 32-bit: a larger bound (the anchor "newest") means the same as the largest id. */
+const MAX_ID = 2147483647;
+
+/** One keyset page of the search, returned in ascending id order. */
+export async function searchRange(db: AnyDb, spec: SearchSpec, part: RangePart): Promise<FoundRow[]> {
+  const b = base(spec);
+  const bound = Math.min(part.bound, MAX_ID);
+  const where = [...b.where, ...spec.conditions.map((c) => condition(c, b.idCol))];
+  let order: RawBuilder<unknown>;
+  const orderBy = (dir: RawBuilder<unknown>): RawBuilder<unknown> => sql`ORDER BY ${sql.join([...b.orderPrefix, b.idCol].map((c) => sql`${c} ${dir}`))}`;
+  if (part.dir === 'before') {
+    where.push(sql`${b.idCol} <= ${bound}`);
+    order = orderBy(sql`DESC`);
+  } else if (part.dir === 'after') {
+    if (part.bound > MAX_ID) return [];
+    where.push(sql`${b.idCol} >= ${bound}`);
+    order = orderBy(sql`ASC`);
+  } else {
+    if (part.bound > MAX_ID) return [];
+    where.push(sql`${b.idCol} = ${bound}`);
+    order = sql``;
+  }
+  const q = sql<FoundRow>`SELECT m.*, um.flags AS um_flags FROM ${b.from} WHERE ${sql.join(where, sql` AND `)} ${order} LIMIT ${part.limit}`;
+  const rows = (await q.execute(db)).rows;
+  return part.dir === 'before' ? rows.reverse() : rows;
+}
+
+/** The first unread message id matching the narrow (muted channels and topics excluded), or undefined. */
+export async function firstUnreadId(db: AnyDb, spec: SearchSpec): Promise<number | undefined> {
+  // The user's unread rows have their own (partial) index: walk it, whatever the narrow.
+  const idCol = sql`um.message_id`;
+  const where = [sql`um.user_id = ${spec.userId}`, sql`(um.flags & ${sql.lit(FLAG_READ)}) = 0`, ...spec.conditions.map((c) => condition(c, idCol))];
+  const rows = await sql<{ id: number }>`SELECT um.message_id AS id FROM user_messages um JOIN messages m ON m.id = um.message_id WHERE ${sql.join(where, sql` AND `)} ORDER BY um.message_id ASC LIMIT 1`.execute(db);
+  return rows.rows[0] ? Number(rows.rows[0].id) : undefined;
+}
+
+/** The user's unread rows with what unread_msgs needs, newest first, at most `limit`. */
+export async function unreadRows(
+  db: AnyDb,
+  userId: number,
+  limit: number,
+): Promise<{ message_id: number; flags: number; sender_id: number; stream_id: number | null; topic: string; dm_key: string | null }[]> {
+  const rows = await sql<{ message_id: number; flags: number; sender_id: number; stream_id: number | null; topic: string; dm_key: string | null }>`
+    SELECT um.message_id, um.flags, m.sender_id, m.stream_id, m.topic, m.dm_key
+    FROM user_messages um JOIN messages m ON m.id = um.message_id
+    WHERE um.user_id = ${userId} AND (um.flags & ${sql.lit(FLAG_READ)}) = 0
+    ORDER BY um.message_id DESC LIMIT ${limit}`.execute(db);
+  return rows.rows;
+}
+
+/** The user's most recent DM conversations: each dm_key with its newest message id (from the last `scan` DMs). */
+export async function recentConversations(db: AnyDb, userId: number, scan: number): Promise<{ dm_key: string; max_id: number }[]> {
+  const rows = await sql<{ dm_key: string; max_id: number }>`
+    SELECT m.dm_key AS dm_key, MAX(m.id) AS max_id
+    FROM (SELECT um.message_id FROM user_messages um
+          WHERE um.user_id = ${userId} AND (um.flags & ${sql.lit(FLAG_PRIVATE)}) <> 0
+          ORDER BY um.message_id DESC LIMIT ${scan}) recent
+    JOIN messages m ON m.id = recent.message_id
+    GROUP BY m.dm_key`.execute(db);
+  return rows.rows.map((r) => ({ dm_key: r.dm_key, max_id: Number(r.max_id) }));
+}
+
+/** The user's starred message ids, ascending (at most `limit`). */
+export async function starredIds(db: AnyDb, userId: number, starredMask: number, limit: number): Promise<number[]> {
+  const rows = await sql<{ message_id: number }>`
+    SELECT message_id FROM user_messages WHERE user_id = ${userId} AND (flags & ${sql.lit(starredMask)}) <> 0
+    ORDER BY message_id ASC LIMIT ${limit}`.execute(db);
+  return rows.rows.map((r) => Number(r.message_id));
+}

@@ -1,0 +1,219 @@
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import type { Db } from './db.js';
+import type { TxDb } from '../domain/context.js';
+import type { MessageTable, ReactionTable } from './messages-schema.js';
+import { isStorableId } from './channels.js';
+
+type AnyDb = Db | TxDb;
+export type MessageRow = Selectable<MessageTable>;
+export type ReactionRow = Selectable<ReactionTable>;
+/** A message with the reading user's flags (null: no user_messages row). */
+export type MessageWithFlags = MessageRow & { um_flags: number | null };
+
+/** Queries for messages, per-user message rows and direct-message recipients. No rules here. */
+
+/** Rows per INSERT: well under SQLite's 32766 bound variables, so a send is one statement up to this many recipients. */
+const INSERT_CHUNK = 5000;
+
+export async function insertMessage(db: AnyDb, row: Insertable<MessageTable>): Promise<number> {
+  const r = await db.insertInto('messages').values(row).returning('id').executeTakeFirstOrThrow();
+  return r.id;
+}
+
+/** Batch insert of per-user rows: one statement per INSERT_CHUNK recipients. */
+export async function insertUserMessages(db: AnyDb, rows: readonly { user_id: number; message_id: number; flags: number }[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    await db.insertInto('user_messages').values(rows.slice(i, i + INSERT_CHUNK)).execute();
+  }
+}
+
+/** Rows for users who did not have one yet (a move into a channel with protected history, historical rows). */
+export async function insertUserMessagesIgnoringExisting(db: AnyDb, rows: readonly { user_id: number; message_id: number; flags: number }[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    await db
+      .insertInto('user_messages')
+      .values(rows.slice(i, i + INSERT_CHUNK))
+      .onConflict((oc) => oc.columns(['user_id', 'message_id']).doNothing())
+      .execute();
+  }
+}
+
+export function messageById(db: AnyDb, id: number): Promise<MessageRow | undefined> {
+  if (!isStorableId(id)) return Promise.resolve(undefined);
+  return db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The message and the user's flags for it, in one query. */
+export function messageWithFlags(db: AnyDb, id: number, userId: number): Promise<MessageWithFlags | undefined> {
+  if (!isStorableId(id)) return Promise.resolve(undefined);
+  return db
+    .selectFrom('messages as m')
+    .leftJoin('user_messages as um', (j) => j.onRef('um.message_id', '=', 'm.id').on('um.user_id', '=', userId))
+    .selectAll('m')
+    .select('um.flags as um_flags')
+    .where('m.id', '=', id)
+    .executeTakeFirst();
+}
+
+export function messagesByIds(db: AnyDb, ids: readonly number[]): Promise<MessageRow[]> {
+  const ok = ids.filter(isStorableId);
+  if (ok.length === 0) return Promise.resolve([]);
+  return db.selectFrom('messages').selectAll().where('id', 'in', ok).orderBy('id').execute();
+}
+
+/** Messages with the user's flags, by id (ascending). */
+export function messagesWithFlagsByIds(db: AnyDb, ids: readonly number[], userId: number): Promise<MessageWithFlags[]> {
+  ids = ids.filter(isStorableId);
+  if (ids.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('messages as m')
+    .leftJoin('user_messages as um', (j) => j.onRef('um.message_id', '=', 'm.id').on('um.user_id', '=', userId))
+    .selectAll('m')
+    .select('um.flags as um_flags')
+    .where('m.id', 'in', [...ids])
+    .orderBy('m.id')
+    .execute();
+}
+
+export async function updateMessage(db: AnyDb, id: number, patch: Updateable<MessageTable>): Promise<void> {
+  await db.updateTable('messages').set(patch).where('id', '=', id).execute();
+}
+
+/** Every user with a row for the message, with flags. */
+export function userMessageRows(db: AnyDb, messageIds: readonly number[]): Promise<{ user_id: number; message_id: number; flags: number }[]> {
+  if (messageIds.length === 0) return Promise.resolve([]);
+  return db.selectFrom('user_messages').select(['user_id', 'message_id', 'flags']).where('message_id', 'in', [...messageIds]).execute();
+}
+
+/** The user's rows among these messages. */
+export function userMessagesOf(db: AnyDb, userId: number, messageIds: readonly number[]): Promise<{ message_id: number; flags: number }[]> {
+  messageIds = messageIds.filter(isStorableId);
+  if (messageIds.length === 0) return Promise.resolve([]);
+  return db.selectFrom('user_messages').select(['message_id', 'flags']).where('user_id', '=', userId).where('message_id', 'in', [...messageIds]).execute();
+}
+
+export async function setUserMessageFlags(db: AnyDb, userId: number, messageIds: readonly number[], bit: number, on: boolean): Promise<void> {
+  if (messageIds.length === 0) return;
+  const expr = on ? sql<number>`flags | ${bit}` : sql<number>`flags & ${~bit}`;
+  await db.updateTable('user_messages').set({ flags: expr }).where('user_id', '=', userId).where('message_id', 'in', [...messageIds]).execute();
+}
+
+/** Sets per-user flags (mention flags after an edit), one statement per distinct value. */
+export async function setFlagsExactly(db: AnyDb, messageId: number, byValue: ReadonlyMap<number, readonly number[]>): Promise<void> {
+  for (const [flags, userIds] of byValue) {
+    if (userIds.length === 0) continue;
+    await db.updateTable('user_messages').set({ flags }).where('message_id', '=', messageId).where('user_id', 'in', [...userIds]).execute();
+  }
+}
+
+export async function deleteUserMessages(db: AnyDb, userIds: readonly number[], messageIds: readonly number[]): Promise<void> {
+  if (userIds.length === 0 || messageIds.length === 0) return;
+  await db.deleteFrom('user_messages').where('user_id', 'in', [...userIds]).where('message_id', 'in', [...messageIds]).execute();
+}
+
+export async function deleteMessages(db: AnyDb, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.deleteFrom('reactions').where('message_id', 'in', [...ids]).execute();
+  await db.deleteFrom('user_messages').where('message_id', 'in', [...ids]).execute();
+  await db.deleteFrom('messages').where('id', 'in', [...ids]).execute();
+}
+
+/** The newest message the user received, or -1. */
+export async function maxMessageIdForUser(db: AnyDb, userId: number): Promise<number> {
+  const r = await db
+    .selectFrom('user_messages')
+    .select('message_id')
+    .where('user_id', '=', userId)
+    .orderBy('message_id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return r ? r.message_id : -1;
+}
+
+/** Get-or-create of a recipient row (type 1 personal: type_id user id; type 3 group: type_id group id). */
+export async function recipientId(db: AnyDb, realmId: number, type: number, typeId: number): Promise<number> {
+  const found = await db.selectFrom('recipients').select('id').where('type', '=', type).where('type_id', '=', typeId).executeTakeFirst();
+  if (found) return found.id;
+  await db
+    .insertInto('recipients')
+    .values({ realm_id: realmId, type, type_id: typeId })
+    .onConflict((oc) => oc.columns(['type', 'type_id']).doNothing())
+    .execute();
+  const r = await db.selectFrom('recipients').select('id').where('type', '=', type).where('type_id', '=', typeId).executeTakeFirstOrThrow();
+  return r.id;
+}
+
+/** The direct-message group of exactly these users, created when missing; returns its recipient id. */
+export async function groupRecipientId(db: AnyDb, realmId: number, key: string, size: number): Promise<number> {
+  const found = await db
+    .selectFrom('direct_message_groups as g')
+    .innerJoin('recipients as r', (j) => j.onRef('r.type_id', '=', 'g.id').on('r.type', '=', 3))
+    .select('r.id')
+    .where('g.realm_id', '=', realmId)
+    .where('g.user_ids_key', '=', key)
+    .executeTakeFirst();
+  if (found) return found.id;
+  await db
+    .insertInto('direct_message_groups')
+    .values({ realm_id: realmId, user_ids_key: key, group_size: size })
+    .onConflict((oc) => oc.columns(['realm_id', 'user_ids_key']).doNothing())
+    .execute();
+  const g = await db.selectFrom('direct_message_groups').select('id').where('realm_id', '=', realmId).where('user_ids_key', '=', key).executeTakeFirstOrThrow();
+  return recipientId(db, realmId, 3, g.id);
+}
+
+/** Whether a conversation (dm_key) already has messages. */
+export async function conversationExists(db: AnyDb, dmKey: string): Promise<boolean> {
+  const r = await db.selectFrom('messages').select('id').where('dm_key', '=', dmKey).limit(1).executeTakeFirst();
+  return r !== undefined;
+}
+
+/** Messages of a topic (optionally from an id on), ascending; for moves. */
+export function topicMessages(
+  db: AnyDb,
+  recipientId: number,
+  topicKey: string,
+  opts: { fromId?: number } = {},
+): Promise<{ id: number; date_sent: number; sender_id: number }[]> {
+  let q = db.selectFrom('messages').select(['id', 'date_sent', 'sender_id']).where('recipient_id', '=', recipientId).where('topic_key', '=', topicKey);
+  if (opts.fromId !== undefined) q = q.where('id', '>=', opts.fromId);
+  return q.orderBy('id').execute();
+}
+
+/** The oldest message of a topic, or undefined when the topic has none (excluding some ids). */
+export async function firstTopicMessageId(db: AnyDb, recipientId: number, topicKey: string, excluding: readonly number[] = []): Promise<number | undefined> {
+  let q = db.selectFrom('messages').select('id').where('recipient_id', '=', recipientId).where('topic_key', '=', topicKey);
+  if (excluding.length) q = q.where('id', 'not in', [...excluding]);
+  const r = await q.orderBy('id').limit(1).executeTakeFirst();
+  return r?.id;
+}
+
+/** Users who sent or reacted to messages in a topic (Zulip's topic participants). */
+export async function topicParticipantIds(db: AnyDb, recipientId: number, topicKey: string): Promise<Set<number>> {
+  const senders = await db
+    .selectFrom('messages')
+    .select('sender_id as user_id')
+    .where('recipient_id', '=', recipientId)
+    .where('topic_key', '=', topicKey)
+    .union(
+      db
+        .selectFrom('reactions as r')
+        .innerJoin('messages as m', 'm.id', 'r.message_id')
+        .select('r.user_id as user_id')
+        .where('m.recipient_id', '=', recipientId)
+        .where('m.topic_key', '=', topicKey),
+    )
+    .execute();
+  return new Set(senders.map((r) => r.user_id));
+}
+
+/** The oldest message of a recipient (a channel's first_message_id), or null. */
+export async function firstMessageIdOf(db: AnyDb, recipientId: number): Promise<number | null> {
+  const r = await db.selectFrom('messages').select('id').where('recipient_id', '=', recipientId).orderBy('id').limit(1).executeTakeFirst();
+  return r ? r.id : null;
+}
+
+export function reactionsOf(db: AnyDb, messageIds: readonly number[]): Promise<ReactionRow[]> {
+  if (messageIds.length === 0) return Promise.resolve([]);
+  return db.selectFrom('reactions').selectAll().where('message_id', 'in', [...messageIds]).orderBy('id').execute();
+}

@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { accepts, shapeFor, stripHints, type QueueDescriptor } from '../../src/events/delivery.js';
+import { checkNarrowForEvents, messageMatchesNarrow } from '../../src/events/narrow.js';
+import { formatMessage } from '../../src/mail/smtp.js';
+import { NO_CAPABILITIES } from '../../src/state/register.js';
+
+const channelMsg = { type: 'stream', display_recipient: 'Denmark', subject: 'Lunch plans today', sender_email: 'Iago@zulip.com' };
+const dm = { type: 'private', display_recipient: [], subject: '', sender_email: 'hamlet@zulip.com' };
+
+describe('event narrows (Zulip narrow_predicate)', () => {
+  it('channel (and its legacy name stream) and sender compare case-insensitively', () => {
+    expect(messageMatchesNarrow([['stream', 'denmark']], channelMsg, [])).toBe(true);
+    expect(messageMatchesNarrow([['channel', 'Verona']], channelMsg, [])).toBe(false);
+    expect(messageMatchesNarrow([['channel', 'Denmark']], dm, [])).toBe(false);
+    expect(messageMatchesNarrow([['sender', 'iago@zulip.com']], channelMsg, [])).toBe(true);
+  });
+
+  it('topic matches the whole topic or one of its words; exact-topic only the whole, case-sensitively', () => {
+    expect(messageMatchesNarrow([['topic', 'lunch plans today']], channelMsg, [])).toBe(true);
+    expect(messageMatchesNarrow([['topic', 'PLANS']], channelMsg, [])).toBe(true);
+    expect(messageMatchesNarrow([['topic', 'plan']], channelMsg, [])).toBe(false);
+    expect(messageMatchesNarrow([['exact-topic', 'Lunch plans today']], channelMsg, [])).toBe(true);
+    expect(messageMatchesNarrow([['exact-topic', 'lunch plans today']], channelMsg, [])).toBe(false);
+  });
+
+  it('is: dm/private, starred, unread, mentioned/alerted, resolved; every term must hold', () => {
+    expect(messageMatchesNarrow([['is', 'dm']], dm, [])).toBe(true);
+    expect(messageMatchesNarrow([['is', 'private']], channelMsg, [])).toBe(false);
+    expect(messageMatchesNarrow([['is', 'starred']], channelMsg, ['starred'])).toBe(true);
+    expect(messageMatchesNarrow([['is', 'unread']], channelMsg, ['read'])).toBe(false);
+    expect(messageMatchesNarrow([['is', 'alerted']], channelMsg, ['mentioned'])).toBe(true);
+    expect(messageMatchesNarrow([['is', 'resolved']], { ...channelMsg, subject: '✔ done' }, [])).toBe(true);
+    expect(messageMatchesNarrow([['stream', 'Denmark'], ['is', 'starred']], channelMsg, [])).toBe(false);
+    expect(messageMatchesNarrow([], dm, [])).toBe(true);
+  });
+
+  it('refuses operators an event queue cannot filter by', () => {
+    expect(() => checkNarrowForEvents([['search', 'x']])).toThrow('Operator search not supported.');
+    expect(() => checkNarrowForEvents([['is', 'followed']])).toThrow('Operand followed not supported.');
+    expect(() => checkNarrowForEvents([['stream', 'x'], ['is', 'mentioned']])).not.toThrow();
+  });
+});
+
+const queue = (over: Partial<QueueDescriptor> = {}): QueueDescriptor => ({
+  id: 'q',
+  userId: 1,
+  realmId: 1,
+  eventTypes: null,
+  narrow: [],
+  capabilities: NO_CAPABILITIES,
+  applyMarkdown: false,
+  clientGravatar: false,
+  slimPresence: false,
+  allPublicStreams: false,
+  includeSubscribers: false,
+  clientName: 'test',
+  timeoutSecs: 600,
+  ...over,
+});
+const shape = (event: Record<string, unknown>, q: QueueDescriptor) =>
+  shapeFor({ event: event as never, clean: stripHints(event as never), queue: q, userId: 1, memo: new Map() });
+
+describe('per-queue acceptance and shaping', () => {
+  it('event types; muted_topics is suppressed for clients that ask for user_topic', () => {
+    expect(accepts(queue({ eventTypes: ['alert_words'] }), { type: 'realm_user' })).toBe(false);
+    expect(accepts(queue({ eventTypes: ['muted_topics', 'user_topic'] }), { type: 'muted_topics' })).toBe(false);
+    expect(accepts(queue({ eventTypes: ['muted_topics'] }), { type: 'muted_topics' })).toBe(true);
+  });
+
+  it('legacy settings events only without user_settings_object; channel typing only with stream_typing_notifications', () => {
+    const modern = queue({ capabilities: { ...NO_CAPABILITIES, user_settings_object: true, stream_typing_notifications: true } });
+    expect(accepts(queue(), { type: 'update_display_settings' })).toBe(true);
+    expect(accepts(modern, { type: 'update_global_notifications' })).toBe(false);
+    expect(accepts(queue(), { type: 'typing', stream_id: 3 })).toBe(false);
+    expect(accepts(modern, { type: 'typing', stream_id: 3 })).toBe(true);
+    expect(accepts(queue(), { type: 'typing', recipients: [] })).toBe(true);
+  });
+
+  it('user_group remove / deactivation follow include_deactivated_groups', () => {
+    const keeps = queue({ capabilities: { ...NO_CAPABILITIES, include_deactivated_groups: true } });
+    expect(accepts(queue(), { type: 'user_group', op: 'remove', group_id: 1 })).toBe(true);
+    expect(accepts(keeps, { type: 'user_group', op: 'remove', group_id: 1 })).toBe(false);
+    expect(accepts(keeps, { type: 'user_group', op: 'update', data: { deactivated: true } })).toBe(true);
+    expect(accepts(queue(), { type: 'user_group', op: 'update', data: { deactivated: true } })).toBe(false);
+  });
+
+  it('hints never reach a queue; presence loses email for slim_presence clients', () => {
+    expect(shape({ type: 'alert_words', alert_words: [], __secret: 1 }, queue())).toEqual([{ type: 'alert_words', alert_words: [] }]);
+    const presence = { type: 'presence', user_id: 5, email: 'x@y.z', server_timestamp: 1, presence: {} };
+    expect(shape(presence, queue({ slimPresence: true }))).toEqual([{ type: 'presence', user_id: 5, server_timestamp: 1, presence: {} }]);
+    expect(shape(presence, queue())).toEqual([presence]);
+  });
+
+  it('realm_user add: gravatar URLs nulled only for client_gravatar clients and public addresses', () => {
+    const url = 'https://secure.gravatar.com/avatar/abc?d=identicon&version=1';
+    const pub = { type: 'realm_user', op: 'add', person: { user_id: 9, email: 'a@b.c', delivery_email: 'a@b.c', avatar_url: url } };
+    const hidden = { type: 'realm_user', op: 'add', person: { user_id: 9, email: 'user9@b.c', delivery_email: 'a@b.c', avatar_url: url } };
+    expect((shape(pub, queue({ clientGravatar: true }))[0] as any).person.avatar_url).toBeNull();
+    expect((shape(pub, queue())[0] as any).person.avatar_url).toBe(url);
+    expect((shape(hidden, queue({ clientGravatar: true }))[0] as any).person.avatar_url).toBe(url);
+  });
+});
+
+describe('outgoing mail format', () => {
+  it('CRLF line ends, dot-stuffing, encoded non-ASCII subjects', () => {
+    const text = formatMessage({ from: 'a@b.c', to: ['d@e.f'], subject: 'Grüße', text: 'line one\n.hidden dot\nend' }, new Date(0));
+    expect(text).toContain('Subject: =?UTF-8?B?R3LDvMOfZQ==?=\r\n');
+    expect(text).toContain('\r\n\r\nline one\r\n..hidden dot\r\nend\r\n');
+    expect(text).toContain('Date: Thu, 01 Jan 1970 00:00:00 GMT\r\n');
+  });
+});
