@@ -18,7 +18,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'sqlite',
-          include: ['test/http/**/*.test.ts', 'test/events/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          include: ['test/http/**/*.test.ts', 'test/events/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/resilience/**/*.test.ts', 'test/security/**/*.test.ts'],
           env: { PARLEY_TEST_STORE: 'sqlite' },
         },
       },
@@ -26,8 +26,18 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'postgres',
-          include: ['test/http/**/*.test.ts', 'test/events/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          include: ['test/http/**/*.test.ts', 'test/events/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/resilience/**/*.test.ts', 'test/security/**/*.test.ts'],
           env: { PARLEY_TEST_STORE: 'postgres' },
+        },
+      },
+      {
+        // Scale-out mode: the same suites on PostgreSQL with event queues, bus and rate limits in Redis
+        // (127.0.0.1:6379 or PARLEY_TEST_REDIS_URL), plus the multi-process tests of test/scale.
+        extends: true,
+        test: {
+          name: 'redis',
+          include: ['test/http/**/*.test.ts', 'test/events/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/scale/**/*.test.ts'],
+          env: { PARLEY_TEST_STORE: 'postgres', PARLEY_TEST_EVENTS: 'redis' },
         },
       },
     ],

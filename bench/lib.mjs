@@ -26,7 +26,17 @@ export async function startParley(env = {}) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-'));
   const started = process.hrtime.bigint();
   const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js')], {
-    env: { ...process.env, PARLEY_PORT: String(port), PARLEY_DATA_DIR: dataDir, PARLEY_LOG_LEVEL: 'warn', PARLEY_OWNER_PASSWORD: 'bench-Owner-pass-1', ...env },
+    // Rate limits are per user (200/min by default): one benchmark user would measure 429s.
+    env: {
+      ...process.env,
+      PARLEY_PORT: String(port),
+      PARLEY_DATA_DIR: dataDir,
+      PARLEY_LOG_LEVEL: 'warn',
+      PARLEY_OWNER_PASSWORD: 'bench-Owner-pass-1',
+      PARLEY_RATE_LIMIT_PER_USER: '0',
+      PARLEY_RATE_LIMIT_PER_IP: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';

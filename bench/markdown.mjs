@@ -4,6 +4,7 @@
 // Usage: npm run build && node bench/markdown.mjs
 import { renderMarkdown } from '../dist/src/domain/rules/markdown/index.js';
 import { exampleMarkdownContext } from '../dist/src/domain/rules/markdown/example-context.js';
+import { record } from './lib.mjs';
 
 const templates = [
   (i) => `Morning all! The deploy #${i} went out, let me know if you see anything odd.`,
@@ -32,3 +33,4 @@ const sorted = [...runs].sort((a, b) => a - b);
 const median = sorted[1];
 console.log(`runs (ms per 1000 messages): ${runs.map((r) => r.toFixed(1)).join(', ')}`);
 console.log(`median: ${(median / 1000 * 1000).toFixed(1)} µs per message (${median.toFixed(1)} ms / 1000)`);
+record('markdown', { us_per_message: +median.toFixed(1), messages: messages.length, runs_ms_per_1000: runs.map((r) => +r.toFixed(1)) });

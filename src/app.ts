@@ -12,7 +12,10 @@ import { MemoryRateLimiter } from './domain/rules/rate-limit.js';
 import { ROLE_OWNER } from './domain/rules/users.js';
 import { InProcessBus, type EventBus } from './events/bus.js';
 import { EventQueues } from './events/queues.js';
-import { MemoryQueueStore } from './events/queue-store.js';
+import { MemoryQueueStore, type QueueStore } from './events/queue-store.js';
+import type { RateLimiter } from './domain/rules/rate-limit.js';
+import { Health, registerHealthRoutes } from './scale/health.js';
+import { openRedisServices, type RedisServices } from './scale/redis.js';
 import { buildHttpServer } from './http/server.js';
 import { registerPageRoutes } from './http/pages.js';
 import { AuthCache } from './http/auth.js';
@@ -22,6 +25,10 @@ import { defaultRealm } from './store/realms.js';
 export interface App {
   readonly ctx: AppCtx;
   readonly http: FastifyInstance;
+  /** Readiness (GET /ready) and the draining flag set on SIGTERM. */
+  readonly health: Health;
+  /** Present when PARLEY_REDIS_URL is set (several processes). */
+  readonly redis: RedisServices | undefined;
   close(): Promise<void>;
 }
 
@@ -46,29 +53,49 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const log = opts.logger ?? pino({ level: config.logLevel });
   const store = opts.store ?? openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrate(store.db);
-  const bus = opts.bus ?? new InProcessBus();
   const authCache = new AuthCache();
   store.userWrites.onWrite(() => authCache.clear());
-  const queues = new EventQueues(new MemoryQueueStore(config.eventQueueMaxEvents), {
+  // Scale-out: queues, bus, rate limits and cache invalidation in Redis; queues then outlive any process (no snapshot file).
+  const redis = config.redisUrl
+    ? await openRedisServices({
+        url: config.redisUrl,
+        prefix: config.redisKeyPrefix,
+        maxEvents: config.eventQueueMaxEvents,
+        store,
+        db: store.db,
+        clearAuthCache: () => authCache.clear(),
+        log,
+      })
+    : undefined;
+  const bus = opts.bus ?? redis?.bus ?? new InProcessBus();
+  const queueStore: QueueStore = redis?.queueStore ?? new MemoryQueueStore(config.eventQueueMaxEvents);
+  const limiter: RateLimiter = redis?.limiter ?? new MemoryRateLimiter();
+  const queues = new EventQueues(queueStore, {
     heartbeatMinMs: config.heartbeatMinMs,
     heartbeatJitterMs: config.heartbeatJitterMs,
-    dataDir: config.dataDir,
+    dataDir: redis ? null : config.dataDir,
     log,
   });
   await queues.restore();
   queues.attach(bus);
-  const ctx: AppCtx = { config, store, db: store.db, bus, log, limiter: new MemoryRateLimiter(), authCache, queues };
+  const ctx: AppCtx = { config, store, db: store.db, bus, log, limiter, authCache, queues };
   const http = await buildHttpServer(ctx, { logger: false });
   registerPageRoutes(http, ctx);
+  const health = new Health(store.db, redis ? () => redis.ping() : undefined);
+  registerHealthRoutes(http, health);
   return {
     ctx,
     http,
+    health,
+    redis,
     async close() {
+      health.draining = true;
       // Parked polls get an answer first; then the server stops and the queues are saved.
       await queues.drain();
       await http.close();
       await queues.persist();
       await bus.close();
+      await redis?.close();
       await store.close();
     },
   };

@@ -26,7 +26,12 @@ export interface Config {
   readonly smtpUrl: string | undefined;
   /** The From address of outgoing mail. */
   readonly smtpFrom: string;
+  /** redis://host:port/db: event queues, event bus, rate limits and cache invalidation shared by several processes. */
   readonly redisUrl: string | undefined;
+  /** Prefix of every Redis key and channel (several installations or test runs may share one Redis). */
+  readonly redisKeyPrefix: string;
+  /** On SIGTERM, how long /ready answers 503 before the server stops taking requests (load balancer notice). */
+  readonly drainDelayMs: number;
   /** API requests per user per minute (Zulip: 200); 0 disables. */
   readonly rateLimitPerUser: number;
   /** Unauthenticated requests per client address per minute (Zulip: 100); 0 disables. */
@@ -34,6 +39,10 @@ export interface Config {
   /** Failed logins allowed per username per window before 429 (Zulip: 5 per 1800 s). */
   readonly loginFailLimit: number;
   readonly loginFailWindowSec: number;
+  /** Serve Prometheus metrics at GET /metrics (PARLEY_METRICS=0 turns it off). */
+  readonly metricsEnabled: boolean;
+  /** If set, GET /metrics requires `Authorization: Bearer <token>`. */
+  readonly metricsToken: string | undefined;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -67,10 +76,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     smtpUrl: env.PARLEY_SMTP_URL || undefined,
     smtpFrom: env.PARLEY_SMTP_FROM || `noreply@${externalHost.split(':')[0]}`,
     redisUrl: env.PARLEY_REDIS_URL || undefined,
+    redisKeyPrefix: env.PARLEY_REDIS_PREFIX || 'parley:',
+    drainDelayMs: int(env, 'PARLEY_DRAIN_DELAY_MS', 0),
     rateLimitPerUser: int(env, 'PARLEY_RATE_LIMIT_PER_USER', 200),
     rateLimitPerIp: int(env, 'PARLEY_RATE_LIMIT_PER_IP', 100),
     loginFailLimit: int(env, 'PARLEY_LOGIN_FAIL_LIMIT', 5),
     loginFailWindowSec: int(env, 'PARLEY_LOGIN_FAIL_WINDOW_SEC', 1800),
+    metricsEnabled: env.PARLEY_METRICS !== '0' && env.PARLEY_METRICS !== 'false',
+    metricsToken: env.PARLEY_METRICS_TOKEN || undefined,
     ...overrides,
   };
 }

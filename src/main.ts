@@ -14,6 +14,9 @@ async function main(): Promise<void> {
     closing = true;
     app.ctx.log.info({ signal }, 'shutting down');
     try {
+      // Readiness goes 503 first, so a load balancer stops sending new requests before the server closes.
+      app.health.draining = true;
+      if (config.drainDelayMs > 0) await new Promise((r) => setTimeout(r, config.drainDelayMs));
       await app.close();
     } finally {
       process.exit(0);

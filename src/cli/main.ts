@@ -7,6 +7,7 @@ import { doCreateUser, doSetPasswordHash } from '../domain/actions/users.js';
 import { generatePassword, hashPassword, isStrongPassword } from '../domain/rules/credentials.js';
 import { checkFullName, isValidEmail, ROLES } from '../domain/rules/users.js';
 import { userByEmail } from '../store/users.js';
+import { runCluster } from './cluster.js';
 
 const USAGE = `Usage: parley <command> [options]
 
@@ -16,6 +17,8 @@ Commands:
                                         create a user; prints its id, password and API key
   set-password --email E [--password P] set a user's password (generated when omitted)
   api-key --email E                     print a user's API key
+  cluster --workers N                   run N server processes on one port (needs PARLEY_REDIS_URL when N > 1;
+                                        see docs/scaling.md)
 
 Configuration comes from the same PARLEY_* environment variables as the server.`;
 
@@ -28,6 +31,11 @@ export async function runCli(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === 'help') {
     process.stdout.write(USAGE + '\n');
+    return;
+  }
+  if (command === 'cluster') {
+    const { values: c } = parseArgs({ args: rest, options: { workers: { type: 'string', short: 'w' } }, strict: true });
+    await runCluster(Number(c.workers ?? 2));
     return;
   }
   const { values } = parseArgs({

@@ -41,8 +41,13 @@ export interface Tx {
   readonly db: TxDb;
   /** Queue an event for these users' queues; sent only after commit. */
   emit(realmId: number, event: ParleyEvent, userIds: readonly number[]): void;
-  /** Run after a successful commit (cache invalidation, side effects). */
+  /** Run after a successful commit, before its events are published (cache invalidation). */
   afterCommit(fn: () => void | Promise<void>): void;
+  /**
+   * Run after the commit's events are published (side effects that send
+   * their own events or mail), so clients see the action's events first.
+   */
+  afterPublish(fn: () => void | Promise<void>): void;
 }
 
 /**
@@ -52,6 +57,7 @@ export interface Tx {
 export async function transact<T>(app: AppCtx, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const deliveries: EventDelivery[] = [];
   const after: (() => void | Promise<void>)[] = [];
+  const afterPub: (() => void | Promise<void>)[] = [];
   const writesBefore = app.store.userWrites.writes;
   const result = await app.db.transaction().execute(async (trx) =>
     fn({
@@ -62,11 +68,15 @@ export async function transact<T>(app: AppCtx, fn: (tx: Tx) => Promise<T>): Prom
       afterCommit: (f) => {
         after.push(f);
       },
+      afterPublish: (f) => {
+        afterPub.push(f);
+      },
     }),
   );
   // A read that raced with this transaction may have cached a pre-commit row.
   if (app.store.userWrites.writes !== writesBefore) app.authCache.clear();
   for (const f of after) await f();
   await app.bus.publish(deliveries);
+  for (const f of afterPub) await f();
   return result;
 }

@@ -24,31 +24,90 @@ export interface PresenceResponse {
   presence_last_update_id: number;
 }
 
-export async function presenceResponse(app: AppCtx, realmId: number, q: PresenceQuery): Promise<PresenceResponse> {
+/**
+ * Everyone's presence, as the modern and the legacy clients ask for it when
+ * they hold no data yet. Computed once per realm, format and history window
+ * and reused, with its JSON, until presence or the users change (or an
+ * entry ages out of the window): a realm of 1,000 users answers its
+ * terminal clients from one serialization.
+ */
+interface FullPresence {
+  readonly seq: number;
+  readonly dir: object;
+  /** The entry that leaves the window first does so at this time. */
+  readonly validUntil: number;
+  readonly presences: Record<string, unknown>;
+  readonly json: string;
+  /** Highest update id included (-1: nothing). */
+  readonly max: number;
+}
+
+const fullCache = new WeakMap<object, Map<string, FullPresence>>();
+
+async function fullPresence(app: AppCtx, realmId: number, slim: boolean, days: number): Promise<FullPresence> {
   const state = presenceOf(app);
   await state.ready();
   const dir = await state.directory(realmId);
+  const realm = state.realm(realmId);
   const now = state.now();
+  let byKey = fullCache.get(state);
+  if (!byKey) fullCache.set(state, (byKey = new Map()));
+  const key = `${realmId}:${slim ? 'slim' : 'legacy'}:${days}`;
+  const hit = byKey.get(key);
+  if (hit && hit.seq === realm.seq && hit.dir === dir && now < hit.validUntil) return hit;
   const presences: Record<string, unknown> = {};
   let max = -1;
-  let found = false;
-  if (q.historyDays !== 0) {
-    // A client that already holds data gets every newer change, however old the user's last connection.
-    const since = q.lastUpdateId !== undefined && q.lastUpdateId > 0 ? -Infinity : now - (q.historyDays ?? DEFAULT_PRESENCE_HISTORY_DAYS) * 86400;
-    for (const [userId, e] of state.realm(realmId).entries) {
-      if (q.lastUpdateId !== undefined && e.lastUpdateId <= q.lastUpdateId) continue;
+  let validUntil = Infinity;
+  if (days !== 0) {
+    const since = now - days * 86400;
+    for (const [userId, e] of realm.entries) {
       if (e.lastConnected < since) continue;
+      const u = dir.byId.get(userId);
+      if (!u || !u.isActive || u.isBot) continue;
+      if (slim) presences[String(userId)] = modernPresence(e, u.dateJoined);
+      else presences[u.email] = legacyPresence(e, u.dateJoined);
+      if (e.lastUpdateId > max) max = e.lastUpdateId;
+      validUntil = Math.min(validUntil, e.lastConnected + days * 86400);
+    }
+  }
+  const full: FullPresence = { seq: realm.seq, dir, validUntil, presences, json: JSON.stringify(presences), max };
+  byKey.set(key, full);
+  return full;
+}
+
+export async function presenceResponse(app: AppCtx, realmId: number, q: PresenceQuery): Promise<PresenceResponse> {
+  const r = await presenceResponseJson(app, realmId, q);
+  // A copy: the computed object is shared with later requests.
+  return { presences: { ...r.presences }, server_timestamp: r.server_timestamp, presence_last_update_id: r.presence_last_update_id };
+}
+
+/** The same, with the presences' JSON when it was computed (callers may send it as is). */
+export async function presenceResponseJson(app: AppCtx, realmId: number, q: PresenceQuery): Promise<PresenceResponse & { presencesJson?: string }> {
+  const state = presenceOf(app);
+  await state.ready();
+  const days = q.historyDays ?? DEFAULT_PRESENCE_HISTORY_DAYS;
+  // No data held by the client yet: everyone in the window (update ids start at 1).
+  if (q.lastUpdateId === undefined || q.lastUpdateId <= 0) {
+    const full = await fullPresence(app, realmId, q.slim, days);
+    const last = full.max >= 0 ? full.max : (q.lastUpdateId ?? -1);
+    return { presences: full.presences, presencesJson: full.json, server_timestamp: state.now(), presence_last_update_id: last };
+  }
+  // A client with data gets every newer change, however old the user's last connection.
+  const dir = await state.directory(realmId);
+  const presences: Record<string, unknown> = {};
+  let max = -1;
+  if (days !== 0) {
+    for (const [userId, e] of state.realm(realmId).entries) {
+      if (e.lastUpdateId <= q.lastUpdateId) continue;
       const u = dir.byId.get(userId);
       if (!u || !u.isActive || u.isBot) continue;
       if (q.slim) presences[String(userId)] = modernPresence(e, u.dateJoined);
       else presences[u.email] = legacyPresence(e, u.dateJoined);
       if (e.lastUpdateId > max) max = e.lastUpdateId;
-      found = true;
     }
   }
-  // Nothing new: the client's own id back (-1 when it sent none).
-  const last = found ? max : (q.lastUpdateId ?? -1);
-  return { presences, server_timestamp: now, presence_last_update_id: last };
+  // Nothing new: the client's own id back.
+  return { presences, server_timestamp: state.now(), presence_last_update_id: max >= 0 ? max : q.lastUpdateId };
 }
 
 /** GET /users/{user_id_or_email}/presence. */

@@ -8,7 +8,14 @@ import type { EventDelivery } from './types.js';
  * once the events are in the queues), so a client that made a change finds
  * its events in its own queue as soon as the response arrives.
  */
-export type BusListener = (deliveries: readonly EventDelivery[]) => void | Promise<void>;
+export type BusListener = (deliveries: readonly EventDelivery[], origin: BusOrigin) => void | Promise<void>;
+
+/**
+ * 'local': committed by this process (the event queues append these);
+ * 'remote': committed by another process and broadcast by the Redis bus
+ * (its event queues already appended them; per-process caches still listen).
+ */
+export type BusOrigin = 'local' | 'remote';
 
 export interface EventBus {
   publish(deliveries: readonly EventDelivery[]): Promise<void>;
@@ -23,7 +30,7 @@ export class InProcessBus implements EventBus {
     if (deliveries.length === 0) return;
     const pending: Promise<void>[] = [];
     for (const l of this.listeners) {
-      const r = l(deliveries);
+      const r = l(deliveries, 'local');
       if (r) pending.push(r);
     }
     if (pending.length) await Promise.all(pending);

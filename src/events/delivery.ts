@@ -163,12 +163,8 @@ registerShaper('delete_message', ({ clean, queue }) => {
   });
 });
 
-/** Presence: slim_presence clients identify users by id only. */
-registerShaper('presence', ({ clean, queue }) => {
-  if (!queue.slimPresence || !('email' in clean)) return clean;
-  const { email: _email, ...rest } = clean;
-  return rest as ParleyEvent;
-});
+// presence: state/presence.ts registers its shaper (slim_presence, simplified_presence_events); it is loaded
+// with the state modules wherever queues exist (app.ts -> http routes -> state/register.ts).
 
 /** user_topic: the empty topic as "general chat" for clients without empty_topic_name. */
 registerShaper('user_topic', ({ clean, queue }) =>

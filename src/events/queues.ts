@@ -35,6 +35,54 @@ export const badEventQueueId = (queueId: string): JsonableError =>
 /** The wire form of a queued event: the event with its id. */
 export const wireEvent = (q: QueuedEvent): Record<string, unknown> => ({ ...q.event, id: q.id });
 
+/**
+ * JSON of each stored event without its id, computed once per event object:
+ * queues share the (immutable) event objects of one fan-out, so an event
+ * delivered to many queues is serialized once and only its id is spliced in.
+ */
+const eventJsonCache = new WeakMap<object, string>();
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** JSON.stringify(wireEvent(q)), byte for byte. */
+function wireEventJson(q: QueuedEvent): string {
+  const e = q.event as object;
+  // An event with its own `id` key keeps that key's position: serialize the merged object.
+  if (hasOwn.call(e, 'id')) return JSON.stringify(wireEvent(q));
+  let s = eventJsonCache.get(e);
+  if (s === undefined) {
+    s = JSON.stringify(e);
+    eventJsonCache.set(e, s);
+  }
+  return s.length === 2 ? `{"id":${q.id}}` : `${s.slice(0, -1)},"id":${q.id}}`;
+}
+
+/** JSON.stringify(events.map(wireEvent)), byte for byte. */
+export function wireEventsJson(events: readonly QueuedEvent[]): string {
+  if (events.length === 0) return '[]';
+  let out = '[' + wireEventJson(events[0]!);
+  for (let i = 1; i < events.length; i++) out += ',' + wireEventJson(events[i]!);
+  return out + ']';
+}
+
+/**
+ * A GET /events answer whose events are already JSON: the HTTP layer splices
+ * `eventsJson` into the body ({"result","msg","events","queue_id"}) rather
+ * than building and serializing per-queue event objects.
+ */
+export class PollAnswer {
+  readonly [key: string]: unknown;
+  constructor(
+    readonly eventsJson: string,
+    /** Present when the request named no queue, or when the poll had to wait (as Zulip does). */
+    readonly queue_id?: string,
+  ) {}
+  /** The answer as objects: { events, queue_id? }. */
+  toResult(): PollResult {
+    const events = JSON.parse(this.eventsJson) as Record<string, unknown>[];
+    return this.queue_id === undefined ? { events } : { events, queue_id: this.queue_id };
+  }
+}
+
 export interface PollResult {
   readonly [key: string]: unknown;
   readonly events: Record<string, unknown>[];
@@ -54,7 +102,7 @@ export interface EventQueueOptions {
 /** A parked GET /events, local to this process. */
 interface Waiter {
   readonly queueId: string;
-  readonly resolve: (result: PollResult) => void;
+  readonly resolve: (result: PollAnswer) => void;
   readonly reject: (err: JsonableError) => void;
   /** When the heartbeat is due (ms since epoch). */
   readonly due: number;
@@ -86,7 +134,13 @@ export class EventQueues {
   /** Starts consuming committed events from the bus and the expiry sweep. */
   attach(bus: EventBus): void {
     // A failed delivery must not fail the action that already committed: log it.
-    this.unsubscribe.push(bus.subscribe((deliveries) => this.dispatch(deliveries).catch((err) => this.opts.log?.error({ err }, 'event dispatch failed'))));
+    // Only the committing process appends (a Redis bus also hands this process other processes' batches).
+    this.unsubscribe.push(
+      bus.subscribe((deliveries, origin) => {
+        if (origin === 'remote') return;
+        return this.dispatch(deliveries).catch((err) => this.opts.log?.error({ err }, 'event dispatch failed'));
+      }),
+    );
     this.gcTimer = setInterval(() => void this.gc().catch((err) => this.opts.log?.error({ err }, 'event queue sweep failed')), GC_INTERVAL_MS);
     this.gcTimer.unref();
   }
@@ -135,6 +189,11 @@ export class EventQueues {
    * `onClose` registers a callback for the client going away while parked.
    */
   async poll(userId: number, queueId: string, lastEventId: number, dontBlock: boolean, onClose?: (fn: () => void) => void): Promise<PollResult> {
+    return (await this.pollAnswer(userId, queueId, lastEventId, dontBlock, onClose)).toResult();
+  }
+
+  /** poll(), with the events as JSON (what GET /events sends). */
+  async pollAnswer(userId: number, queueId: string, lastEventId: number, dontBlock: boolean, onClose?: (fn: () => void) => void): Promise<PollAnswer> {
     await this.access(userId, queueId);
     const ack = await this.store.acknowledge(queueId, lastEventId);
     if (ack === 'pruned') throw badRequest(`An event newer than ${lastEventId} has already been pruned!`);
@@ -142,14 +201,19 @@ export class EventQueues {
     // A new poll on the queue ends the one still waiting on it.
     const previous = this.waiters.get(queueId);
     if (previous) await this.finishWaiter(previous);
-    if (dontBlock || this.closing) return { events: (await this.store.pending(queueId)).map(wireEvent) };
+    if (dontBlock || this.closing) return new PollAnswer(wireEventsJson(await this.store.pending(queueId)));
     return this.park(queueId, onClose);
   }
 
   /** GET /events without queue_id (dont_block): a new queue and its (empty) events. */
   async registerAndPoll(spec: NewQueue): Promise<PollResult> {
+    return (await this.registerAndPollAnswer(spec)).toResult();
+  }
+
+  /** registerAndPoll(), with the events as JSON. */
+  async registerAndPollAnswer(spec: NewQueue): Promise<PollAnswer> {
     const desc = await this.register(spec);
-    return { events: (await this.store.pending(desc.id)).map(wireEvent), queue_id: desc.id };
+    return new PollAnswer(wireEventsJson(await this.store.pending(desc.id)), desc.id);
   }
 
   async delete(userId: number, queueId: string): Promise<void> {
@@ -171,8 +235,8 @@ export class EventQueues {
     await this.store.remove(ids);
   }
 
-  private park(queueId: string, onClose?: (fn: () => void) => void): Promise<PollResult> {
-    return new Promise<PollResult>((resolve, reject) => {
+  private park(queueId: string, onClose?: (fn: () => void) => void): Promise<PollAnswer> {
+    return new Promise<PollAnswer>((resolve, reject) => {
       const delay = this.opts.heartbeatMinMs + Math.floor(Math.random() * (this.opts.heartbeatJitterMs + 1));
       const waiter: Waiter = { queueId, due: Date.now() + delay, resolve, reject };
       this.waiters.set(queueId, waiter);
@@ -217,7 +281,7 @@ export class EventQueues {
     if (this.waiters.get(w.queueId) !== w) return;
     this.waiters.delete(w.queueId);
     const events = await this.store.pending(w.queueId);
-    w.resolve({ events: events.map(wireEvent), queue_id: w.queueId });
+    w.resolve(new PollAnswer(wireEventsJson(events), w.queueId));
   }
 
   private failWaiter(queueId: string): void {

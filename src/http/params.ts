@@ -146,6 +146,8 @@ export function parseParams<P extends ParamDefs>(defs: P, src: ParamSource): Par
       const raw = src.path[name];
       // Zulip's URL patterns only match digits for integer ids; anything else is an unknown URL.
       if (raw === undefined || (def.wire === 'json' && !/^\d{1,15}$/.test(raw))) throw notFound();
+      // A NUL byte names nothing (and PostgreSQL refuses it in text): an unknown URL.
+      if (raw.includes('\0')) throw notFound();
       values[name] = def.wire === 'json' ? Number(raw) : raw;
       continue;
     }

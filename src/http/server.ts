@@ -9,6 +9,11 @@ import { parseParams } from './params.js';
 import { routes } from './routes.js';
 import { registerAvatarFiles } from './avatar-files.js';
 import { registerClientCompat } from './client-compat.js';
+import { genRequestId, loggableError, noteUser, registerRequestLogging } from './logging.js';
+import { Metrics, registerMetricsRoute } from './metrics.js';
+import { PollAnswer } from '../events/queues.js';
+import type { Caller } from '../domain/context.js';
+import type { UserRow } from '../store/users.js';
 
 export const API_PREFIX = '/api/v1';
 const BODY_LIMIT = 30 * 1024 * 1024;
@@ -25,6 +30,60 @@ const COMMON_HEADERS = {
 /** Zulip-style JSON body: compact JSON with a trailing newline, with our security headers. */
 function sendJson(reply: FastifyReply, status: number, body: Record<string, unknown>): FastifyReply {
   return reply.code(status).headers(COMMON_HEADERS).send(JSON.stringify(body) + '\n');
+}
+
+/**
+ * A 200 JSON success body (already serialized), written straight to the raw
+ * response: the same status, headers (those set on the reply so far, e.g.
+ * X-Request-Id and X-RateLimit-*, then ours) and bytes as sendJson, without
+ * Fastify's send pipeline. onResponse hooks (request log, metrics) still run
+ * when the response finishes.
+ */
+function sendSuccessRaw(reply: FastifyReply, body: string): FastifyReply {
+  reply.hijack();
+  const headers = reply.getHeaders() as Record<string, string | number | string[]>;
+  Object.assign(headers, COMMON_HEADERS);
+  headers['content-length'] = Buffer.byteLength(body);
+  reply.raw.writeHead(200, headers);
+  reply.raw.end(body);
+  return reply;
+}
+
+/**
+ * Authenticated callers by Authorization header. An entry is valid while the
+ * API-key cache still holds the very row it was derived from (AuthCache drops
+ * rows on any write to users or realms), so it answers exactly as
+ * authenticate() would, without decoding the header or rebuilding the caller.
+ */
+interface AuthMemo {
+  readonly key: string;
+  readonly row: unknown;
+  readonly result: { caller: Caller; row: UserRow };
+}
+const AUTH_MEMO_MAX = 10_000;
+
+function apiKeyOf(header: string): string {
+  const space = header.indexOf(' ');
+  const decoded = Buffer.from(header.slice(space + 1).trim(), 'base64').toString('utf8');
+  return decoded.slice(decoded.indexOf(':') + 1).trim();
+}
+
+async function authenticateMemo(app: AppCtx, memo: Map<string, AuthMemo>, header: string | undefined): Promise<{ caller: Caller; row: UserRow }> {
+  if (header !== undefined) {
+    const m = memo.get(header);
+    if (m !== undefined) {
+      if (app.authCache.get(m.key) === m.row) return m.result;
+      memo.delete(header);
+    }
+  }
+  const result = await authenticate(app, header);
+  const key = apiKeyOf(header!);
+  const row = app.authCache.get(key);
+  if (row !== undefined) {
+    if (memo.size >= AUTH_MEMO_MAX) memo.clear();
+    memo.set(header!, { key, row, result });
+  }
+  return result;
 }
 
 export function sendError(reply: FastifyReply, err: JsonableError): FastifyReply {
@@ -71,7 +130,7 @@ async function applyRateLimit(app: AppCtx, reply: FastifyReply, key: string, lim
   if (!r.allowed) throw rateLimited(r.retryAfter);
 }
 
-function mount(fastify: FastifyInstance, app: AppCtx, ep: AnyEndpoint): void {
+function mount(fastify: FastifyInstance, app: AppCtx, ep: AnyEndpoint, authMemo: Map<string, AuthMemo>): void {
   const limited = !RATE_LIMIT_EXEMPT.has(`${ep.method} ${ep.path}`);
   fastify.route({
     method: ep.method,
@@ -84,7 +143,8 @@ function mount(fastify: FastifyInstance, app: AppCtx, ep: AnyEndpoint): void {
       const base: PublicCtx = { app, req, reply, files, clientName: clientNameFromUserAgent(req.headers['user-agent']) };
       let ctx: PublicCtx | AuthedCtx = base;
       if (ep.auth === 'user') {
-        const { caller, row } = await authenticate(app, req.headers.authorization);
+        const { caller, row } = await authenticateMemo(app, authMemo, req.headers.authorization);
+        noteUser(req, caller.id);
         ctx = { ...base, user: caller, userRow: row };
         if (limited) await applyRateLimit(app, reply, `api:user:${caller.id}`, app.config.rateLimitPerUser);
       } else if (limited) {
@@ -93,10 +153,17 @@ function mount(fastify: FastifyInstance, app: AppCtx, ep: AnyEndpoint): void {
       if (ep.guard) await ep.guard(ctx as never);
       const parsed = parseParams(ep.params, { body, query, path: (req.params ?? {}) as Record<string, string> });
       const result = await ep.handler(ctx as never, parsed.values);
+      if (result instanceof PollAnswer) {
+        // GET /events: the events are JSON already; splice them into Zulip's body.
+        let body = '{"result":"success","msg":"","events":' + result.eventsJson;
+        if (result.queue_id !== undefined) body += ',"queue_id":' + JSON.stringify(result.queue_id);
+        if (parsed.ignored.length) body += ',"ignored_parameters_unsupported":' + JSON.stringify(parsed.ignored);
+        return sendSuccessRaw(reply, body + '}\n');
+      }
       if ('raw' in result && result.raw === true) return reply;
       const out: Record<string, unknown> = { result: 'success', msg: '', ...result };
       if (parsed.ignored.length) out.ignored_parameters_unsupported = parsed.ignored;
-      return sendJson(reply, 200, out);
+      return sendSuccessRaw(reply, JSON.stringify(out) + '\n');
     },
   });
 }
@@ -105,8 +172,19 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
   const fastify = Fastify({
     logger: opts.logger === false ? false : (app.log as never),
     bodyLimit: BODY_LIMIT,
+    // X-Request-Id from a proxy when well-formed, else ours; echoed on every response (logging.ts).
+    genReqId: genRequestId,
     // Zulip accepts paths with and without a trailing slash on some routes; be lenient.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // Errors the router raises before any route or error handler runs: a path that
+    // is not valid percent-encoding, or a path segment past maxParamLength. Zulip's
+    // URL patterns would not match either, so both are an unknown URL (404).
+    frameworkErrors: (err, req, reply) => {
+      reply.header('x-request-id', req.id);
+      const code = (err as { code?: string }).code;
+      if (code === 'FST_ERR_BAD_URL' || code === 'FST_ERR_MAX_PARAM_LENGTH') return void sendError(reply, notFound());
+      return void sendError(reply, new JsonableError('Malformed request', { status: 400 }));
+    },
   });
 
   // Zulip reads parameters only from form and multipart bodies; any other body
@@ -122,15 +200,21 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
     },
   });
 
+  // One JSON log line per request, request metrics, and GET /metrics (outside /api/v1).
+  const metrics = new Metrics(app);
+  registerRequestLogging(fastify, app, metrics);
+  registerMetricsRoute(fastify, app, metrics);
+
   // The router matches parameters by position, so one path shape has one set of methods.
   const byPath = new Map<string, Set<Method>>();
   const seen = new Map<string, string>();
+  const authMemo = new Map<string, AuthMemo>();
   for (const ep of routes) {
     const shape = ep.path.replace(/:[A-Za-z_]+/g, ':');
     const key = `${ep.method} ${shape}`;
     if (seen.has(key)) throw new Error(`route ${ep.method} ${ep.path} duplicates ${seen.get(key)}`);
     seen.set(key, ep.path);
-    mount(fastify, app, ep);
+    mount(fastify, app, ep, authMemo);
     if (!byPath.has(shape)) byPath.set(shape, new Set());
     byPath.get(shape)!.add(ep.method);
   }
@@ -164,13 +248,17 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
     if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || e.code === 'FST_REQ_FILE_TOO_LARGE' || e.code === 'FST_FILES_LIMIT' || e.code === 'FST_FIELDS_LIMIT' || e.statusCode === 413) {
       return sendError(reply, new JsonableError('Request too large', { code: 'REQUEST_TOO_LARGE', status: 413 }));
     }
+    // PostgreSQL refuses NUL bytes and invalid UTF-8 in text (22021, 22P05): the
+    // client sent a string no column can hold, which is a bad request, not a crash.
+    if (e.code === '22021' || e.code === '22P05') return sendError(reply, new JsonableError('Invalid characters in request', { status: 400 }));
     const beforeHandler = !(req as { parleyInHandler?: boolean }).parleyInHandler;
     if ((typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) || beforeHandler) {
       // Malformed bodies and headers the framework refused (anything failing before the
       // handler runs is request parsing, e.g. truncated multipart): a client error, not a crash.
       return sendError(reply, new JsonableError('Malformed request', { status: 400 }));
     }
-    req.log.error({ err }, 'unhandled error');
+    // Class, message and the source line only: a stack trace or request data could carry secrets.
+    app.log.error({ reqId: req.id, method: req.method, route: req.routeOptions.url, error: loggableError(err) }, 'unhandled error');
     if (process.env.PARLEY_DEBUG_ERRORS) console.error(err);
     return sendJson(reply, 500, { result: 'error', msg: 'Internal server error' });
   });

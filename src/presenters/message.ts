@@ -25,6 +25,12 @@ export interface MessageViewOptions {
   readonly linkifiers: readonly Linkifier[];
 }
 
+/** The columns of a message row that presenting it reads (GET /messages selects only these). */
+export type PresentedMessageRow = Pick<
+  MessageRow,
+  'id' | 'sender_id' | 'recipient_id' | 'stream_id' | 'dm_key' | 'topic' | 'content' | 'rendered_content' | 'date_sent' | 'sending_client' | 'is_me_message' | 'edit_history'
+>;
+
 /** An entry of messages.edit_history (stored newest first). */
 export interface EditHistoryEntry {
   user_id: number | null;
@@ -138,7 +144,7 @@ function clientEditHistory(entries: readonly EditHistoryEntry[], o: MessageViewO
  * undefined where Zulip sends no flags.
  */
 export function presentMessage(
-  m: MessageRow,
+  m: PresentedMessageRow,
   rel: MessageRelations,
   o: MessageViewOptions,
   flags?: number | null,

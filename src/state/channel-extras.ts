@@ -1,4 +1,5 @@
 import type { StateModule } from './types.js';
+import { sharedChannels } from './shared.js';
 import { foldersInRealm, realmDomainRows, userTopicsOfUser } from '../store/channel-extras.js';
 import { presentChannelFolder } from '../presenters/channel-folder.js';
 import { mutedTopicTriples, presentUserTopic } from '../domain/actions/user-topics.js';
@@ -32,10 +33,8 @@ export const channelFoldersModule: StateModule = {
 export const userTopicsModule: StateModule = {
   fetchTypes: ['user_topic'],
   async fetch(ctx) {
-    const rows = await userTopicsOfUser(ctx.app.db, ctx.user.id);
-    const active = new Set(
-      (await ctx.app.db.selectFrom('channels').select('id').where('realm_id', '=', ctx.user.realmId).where('deactivated', '=', 0).execute()).map((r) => r.id),
-    );
+    const [rows, channels] = await Promise.all([userTopicsOfUser(ctx.app.db, ctx.user.id), sharedChannels(ctx)]);
+    const active = new Set(channels.filter((c) => !c.deactivated).map((c) => c.id));
     return {
       user_topics: rows
         .filter((r) => active.has(r.channel_id))

@@ -1,9 +1,11 @@
 import type { ClientView, ParleyEvent, RegisterContext, StateModule } from './types.js';
-import { hasMetadataAccess, isAdmin, isGuest, loadViewer, type ChannelViewer } from '../domain/access/channels.js';
-import { fillNotificationDefaults, loadChannelPresentation, presentChannel, presentSubscription } from '../presenters/channel.js';
-import { channelsInRealm, defaultChannelIds, subscriberIdsInRealm, subscriptionRowsOfUser, type ChannelRow } from '../store/channels.js';
+import { hasMetadataAccess, isAdmin, isGuest, type ChannelViewer } from '../domain/access/channels.js';
+import { fillNotificationDefaults, presentChannel, presentSubscription } from '../presenters/channel.js';
+import { defaultChannelIds, subscriberIdsInRealm, type ChannelRow } from '../store/channels.js';
 import { streamNotificationDefaults } from '../domain/actions/subscriptions.js';
 import { shapeStreamEvent, withNotificationDefaults } from '../events/channel-shapers.js';
+import { CHANNEL_PERMISSION_NAMES } from '../domain/rules/channels.js';
+import { sharedChannelPresentation, sharedChannels, sharedSubscriptionRows, sharedViewer } from './shared.js';
 
 /**
  * /register state of channels: `subscriptions`, `unsubscribed`,
@@ -24,13 +26,15 @@ function canSeeSubscribers(v: ChannelViewer, ch: ChannelRow): boolean {
 }
 
 async function fetchSubscriptions(ctx: RegisterContext): Promise<Record<string, unknown>> {
-  const db = ctx.app.db;
-  const v = await loadViewer(db, ctx.userRow);
-  const channels = await channelsInRealm(db, v.realmId, { excludeArchived: !ctx.capabilities.archived_channels });
-  const rows = await subscriptionRowsOfUser(db, v.id);
+  // Independent reads (shared with the streams and messages modules), concurrent on PostgreSQL.
+  const [v, channels, rows, pres, subscribers] = await Promise.all([
+    sharedViewer(ctx),
+    sharedChannels(ctx),
+    sharedSubscriptionRows(ctx),
+    sharedChannelPresentation(ctx),
+    ctx.includeSubscribers ? subscriberIdsInRealm(ctx.app.db, ctx.user.realmId) : null,
+  ]);
   const rowByChannel = new Map(rows.map((r) => [r.channel_id, r]));
-  const pres = await loadChannelPresentation(db, channels);
-  const subscribers = ctx.includeSubscribers ? await subscriberIdsInRealm(db, v.realmId) : null;
   const subsFor = (ch: ChannelRow): number[] | undefined =>
     subscribers ? (canSeeSubscribers(v, ch) ? (subscribers.get(ch.id) ?? []) : []) : undefined;
   const subscriptions: Dict[] = [];
@@ -57,6 +61,28 @@ async function fetchSubscriptions(ctx: RegisterContext): Promise<Record<string, 
 }
 
 const LISTS = ['subscriptions', 'unsubscribed', 'never_subscribed'] as const;
+
+/**
+ * realm_user update {is_active: false}: anonymous channel permission
+ * settings list active users only, so clients drop the user from them (as
+ * they do for realm and user-group settings; reactivation sends stream
+ * update events with the restored values).
+ */
+function dropFromChannelSettings(entries: Dict[], userId: number): void {
+  for (const entry of entries) {
+    for (const name of CHANNEL_PERMISSION_NAMES) {
+      const v = entry[name];
+      if (v && typeof v === 'object' && Array.isArray(v.direct_members) && v.direct_members.includes(userId)) {
+        entry[name] = { ...v, direct_members: v.direct_members.filter((id: number) => id !== userId) };
+      }
+    }
+  }
+}
+
+const deactivatedUserId = (e: ParleyEvent): number | undefined => {
+  const person = e.person as Dict | undefined;
+  return e.op === 'update' && person && person.is_active === false ? (person.user_id as number) : undefined;
+};
 
 function allEntries(state: Record<string, unknown>): Dict[] {
   return LISTS.flatMap((k) => (state[k] as Dict[] | undefined) ?? []);
@@ -118,19 +144,14 @@ function applySubscriptions(state: Record<string, unknown>, raw: ParleyEvent, vi
     return;
   }
   if (raw.type === 'realm_user') {
-    const person = raw.person as Dict | undefined;
-    if (raw.op === 'update' && person && person.is_active === false && tracked) {
-      for (const entry of allEntries(state)) {
-        if ('subscribers' in entry && entry.subscribers.includes(person.user_id)) {
-          entry.subscribers = entry.subscribers.filter((id: number) => id !== person.user_id);
-          entry.subscriber_count = entry.subscribers.length;
-        }
-      }
-    }
+    // peer_remove events came first and did the subscriber lists and counts.
+    const userId = deactivatedUserId(raw);
+    if (userId !== undefined) dropFromChannelSettings(allEntries(state), userId);
     return;
   }
   if (raw.type !== 'subscription') return;
   if (raw.__without_archived_channels === true && view.capabilities.archived_channels) return;
+  if (raw.__inherited_default === true && view.capabilities.notification_settings_null) return;
   const e = view.capabilities.notification_settings_null ? raw : withNotificationDefaults(raw, raw.__notification_defaults as Dict | undefined);
   const subs = state.subscriptions as Dict[];
   switch (e.op) {
@@ -160,7 +181,8 @@ function applySubscriptions(state: Record<string, unknown>, raw: ParleyEvent, vi
       break;
     }
     case 'update':
-      for (const s of subs) if (s.stream_id === e.stream_id) s[e.property as string] = e.value;
+      // Personal settings; unsubscribed entries keep theirs too (and show inherited defaults).
+      for (const s of [...subs, ...(state.unsubscribed as Dict[])]) if (s.stream_id === e.stream_id) s[e.property as string] = e.value;
       break;
     case 'peer_add':
     case 'peer_remove':
@@ -180,15 +202,18 @@ export const subscriptionsModule: StateModule = {
 
 /** `streams`: every channel the user has metadata access to (Zulip's do_get_streams with include_all). */
 async function fetchStreams(ctx: RegisterContext): Promise<Record<string, unknown>> {
-  const db = ctx.app.db;
-  const v = await loadViewer(db, ctx.userRow);
-  const channels = (await channelsInRealm(db, v.realmId, { excludeArchived: !ctx.capabilities.archived_channels })).filter((c) => hasMetadataAccess(v, c));
-  const pres = await loadChannelPresentation(db, channels);
+  const [v, all, pres] = await Promise.all([sharedViewer(ctx), sharedChannels(ctx), sharedChannelPresentation(ctx)]);
+  const channels = all.filter((c) => hasMetadataAccess(v, c));
   return { streams: channels.map((c) => presentChannel(c, pres)).sort(byName) };
 }
 
 function applyStreams(state: Record<string, unknown>, raw: ParleyEvent, view: ClientView): void {
   const streams = state.streams as Dict[];
+  if (raw.type === 'realm_user') {
+    const userId = deactivatedUserId(raw);
+    if (userId !== undefined) dropFromChannelSettings(streams, userId);
+    return;
+  }
   if (raw.type === 'stream') {
     const e = shapeStreamEvent(raw, view.capabilities.archived_channels);
     if (!e) return;
@@ -232,7 +257,7 @@ function applyStreams(state: Record<string, unknown>, raw: ParleyEvent, view: Cl
 export const streamsModule: StateModule = {
   fetchTypes: ['stream'],
   fetch: fetchStreams,
-  eventTypes: ['stream', 'subscription'],
+  eventTypes: ['stream', 'subscription', 'realm_user'],
   apply: applyStreams,
 };
 

@@ -1,9 +1,9 @@
 import { FLAG_MENTIONED, FLAG_STARRED, FLAG_STREAM_WILDCARD, FLAG_TOPIC_WILDCARD } from '../domain/rules/message-flags.js';
 import { realmSettings } from '../domain/rules/realm-settings.js';
-import { realmById } from '../store/realms.js';
 import { maxMessageIdForUser } from '../store/messages.js';
 import { recentConversations, starredIds, unreadRows } from '../store/message-search.js';
-import type { ClientView, ParleyEvent, StateModule } from './types.js';
+import type { ClientView, ParleyEvent, RegisterContext, StateModule } from './types.js';
+import { sharedRealm, sharedSubscriptionRows } from './shared.js';
 
 /**
  * The messages part of /register: max_message_id (fetch type "message"),
@@ -128,34 +128,42 @@ function eventMessageIds(event: ParleyEvent): number[] {
   return [];
 }
 
+/** unread_msgs: the unread rows (newest first, capped), leaving out channels the user left. */
+async function unreadMsgs(ctx: RegisterContext): Promise<UnreadMsgs> {
+  const { app, user, capabilities } = ctx;
+  const [realm, rows, subscriptionRows] = await Promise.all([sharedRealm(ctx), unreadRows(app.db, user.id, MAX_UNREAD_MESSAGES), sharedSubscriptionRows(ctx)]);
+  const display = realmSettings(realm.settings).realm_empty_topic_display_name;
+  const left = new Set(subscriptionRows.filter((r) => !r.active).map((r) => r.channel_id));
+  const u: UnreadMsgs = { pms: [], streams: [], huddles: [], mentions: [], count: 0, old_unreads_missing: rows.length === MAX_UNREAD_MESSAGES };
+  for (const r of rows.reverse()) {
+    if (r.stream_id !== null && left.has(r.stream_id)) continue;
+    const topic = r.topic === '' && !capabilities.empty_topic_name ? display : r.topic;
+    const mentioned = (r.flags & (FLAG_MENTIONED | FLAG_STREAM_WILDCARD | FLAG_TOPIC_WILDCARD)) !== 0;
+    addUnread(u, r.message_id, bucketFor(user.id, r.stream_id, topic, r.dm_key), mentioned);
+  }
+  u.count = countOf(u);
+  return u;
+}
+
 export const messagesModule: StateModule = {
   fetchTypes: ['message', 'update_message_flags', 'starred_messages', 'recent_private_conversations'],
   eventTypes: ['message', 'update_message_flags', 'update_message', 'delete_message', 'subscription'],
-  async fetch({ app, user, want, capabilities }) {
-    const out: Record<string, unknown> = {};
+  async fetch(ctx) {
+    const { app, user, want, capabilities } = ctx;
     const db = app.db;
-    if (want('message')) out.max_message_id = await maxMessageIdForUser(db, user.id);
-    if (want('message') && want('update_message_flags')) {
-      const realm = (await realmById(db, user.realmId))!;
-      const display = realmSettings(realm.settings).realm_empty_topic_display_name;
-      const [rows, inactive] = await Promise.all([
-        unreadRows(db, user.id, MAX_UNREAD_MESSAGES),
-        db.selectFrom('subscriptions').select('channel_id').where('user_id', '=', user.id).where('active', '=', 0).execute(),
-      ]);
-      const left = new Set(inactive.map((r) => r.channel_id));
-      const u: UnreadMsgs = { pms: [], streams: [], huddles: [], mentions: [], count: 0, old_unreads_missing: rows.length === MAX_UNREAD_MESSAGES };
-      for (const r of rows.reverse()) {
-        if (r.stream_id !== null && left.has(r.stream_id)) continue;
-        const topic = r.topic === '' && !capabilities.empty_topic_name ? display : r.topic;
-        const mentioned = (r.flags & (FLAG_MENTIONED | FLAG_STREAM_WILDCARD | FLAG_TOPIC_WILDCARD)) !== 0;
-        addUnread(u, r.message_id, bucketFor(user.id, r.stream_id, topic, r.dm_key), mentioned);
-      }
-      u.count = countOf(u);
-      out.unread_msgs = u;
-    }
-    if (want('starred_messages')) out.starred_messages = await starredIds(db, user.id, FLAG_STARRED, MAX_STARRED);
-    if (want('recent_private_conversations')) {
-      const convs = await recentConversations(db, user.id, RECENT_CONVERSATIONS_SCAN);
+    const out: Record<string, unknown> = {};
+    // Independent reads, concurrent on PostgreSQL (SQLite runs them one after the other anyway).
+    const withUnreads = want('message') && want('update_message_flags');
+    const [maxId, unread, starred, convs] = await Promise.all([
+      want('message') ? maxMessageIdForUser(db, user.id) : undefined,
+      withUnreads ? unreadMsgs(ctx) : undefined,
+      want('starred_messages') ? starredIds(db, user.id, FLAG_STARRED, MAX_STARRED) : undefined,
+      want('recent_private_conversations') ? recentConversations(db, user.id, RECENT_CONVERSATIONS_SCAN) : undefined,
+    ]);
+    if (maxId !== undefined) out.max_message_id = maxId;
+    if (unread) out.unread_msgs = unread;
+    if (starred) out.starred_messages = starred;
+    if (convs) {
       out.recent_private_conversations = convs
         .map((c) => ({ max_message_id: c.max_id, user_ids: c.dm_key.split(',').map(Number).filter((id) => id !== user.id) }))
         .sort((a, b) => b.max_message_id - a.max_message_id);

@@ -28,8 +28,9 @@ interface Modern {
 export const presenceModule: StateModule = {
   fetchTypes: ['presence'],
   eventTypes: ['presence'],
-  async fetch({ app, user, slimPresence }) {
-    const r = await presenceResponse(app, user.realmId, { slim: slimPresence });
+  async fetch({ app, user, slimPresence, presence }) {
+    // presence_last_update_id: only the changes after it (the client keeps what it had); presence_history_limit_days: the window.
+    const r = await presenceResponse(app, user.realmId, { slim: slimPresence, lastUpdateId: presence?.lastUpdateId, historyDays: presence?.historyDays });
     return { presences: r.presences, server_timestamp: r.server_timestamp, presence_last_update_id: r.presence_last_update_id };
   },
   apply(state, event, view) {

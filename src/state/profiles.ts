@@ -46,10 +46,11 @@ export const customProfileFieldsModule: StateModule = {
 
 export const realmBotsModule: StateModule = {
   fetchTypes: ['realm_bot'],
-  async fetch({ app, user }) {
-    // The role as stored now: administrators see every bot.
-    const me = await app.db.selectFrom('users').select('role').where('id', '=', user.id).executeTakeFirstOrThrow();
-    return { realm_bots: await realmBotsFor(app.db, user.realmId, user.id, me.role) };
+  async fetch({ app, user, userRow, shared }) {
+    // The role as stored now: administrators see every bot. In a registration (shared reads) userRow
+    // was read after the queue was created; a context reused later (module tests) may hold an older row.
+    const role = shared ? userRow.role : (await app.db.selectFrom('users').select('role').where('id', '=', user.id).executeTakeFirstOrThrow()).role;
+    return { realm_bots: await realmBotsFor(app.db, user.realmId, user.id, role) };
   },
   eventTypes: ['realm_bot'],
   apply(state, event) {

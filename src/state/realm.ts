@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { fakeEmailDomain, realmUrl } from '../config.js';
-import { presentGroupSettings } from '../domain/rules/group-settings.js';
 import * as limits from '../domain/rules/limits.js';
 import { REALM_GROUP_SETTING_DEFAULTS } from '../domain/rules/realm-group-settings.js';
 import { realmSettings } from '../domain/rules/realm-settings.js';
 import { systemGroupIds } from '../store/groups.js';
-import { realmById } from '../store/realms.js';
+import { groupSettingValues, sharedRealm, systemGroupIdsFor } from './shared.js';
 import type { StateModule } from './types.js';
 
 /**
@@ -16,6 +15,9 @@ import type { StateModule } from './types.js';
  * Events: {type:'realm', op:'update', property, value} sets realm_<property>;
  * {type:'realm', op:'update_dict', property, data} sets realm_<key> for each
  * key of data (property 'default' for settings, 'icon'/'logo' for images).
+ * realm_user update {is_active: false}: the user leaves the direct members
+ * of anonymous group settings (as Zulip's apply_event; a reactivation sends
+ * update_dict with the restored values).
  */
 
 const GROUP_SETTINGS = Object.keys(REALM_GROUP_SETTING_DEFAULTS) as (keyof typeof REALM_GROUP_SETTING_DEFAULTS)[];
@@ -29,17 +31,18 @@ const iconUrl = (stringId: string): string =>
 
 export const realmModule: StateModule = {
   fetchTypes: ['realm'],
-  eventTypes: ['realm'],
-  async fetch({ app, user }) {
-    const realm = (await realmById(app.db, user.realmId))!;
+  eventTypes: ['realm', 'realm_user'],
+  async fetch(ctx) {
+    const app = ctx.app;
+    const realm = await sharedRealm(ctx);
     const settings = realmSettings(realm.settings);
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(settings)) if (!GROUP_SETTING_SET.has(k)) out[realmKey(k)] = v;
 
     // Permission settings: the stored group id, else the default system group.
-    const system = await systemGroupIds(app.db, realm.id);
+    const system = await systemGroupIdsFor(ctx, () => systemGroupIds(app.db, realm.id));
     const ids = GROUP_SETTINGS.map((s) => (typeof settings[s] === 'number' ? (settings[s] as number) : system.get(REALM_GROUP_SETTING_DEFAULTS[s])!));
-    const presented = await presentGroupSettings(app.db, ids.filter((id) => id !== undefined));
+    const presented = await groupSettingValues(ctx, ids.filter((id) => id !== undefined));
     GROUP_SETTINGS.forEach((s, i) => {
       out[realmKey(s)] = presented.get(ids[i]!) ?? ids[i];
     });
@@ -109,6 +112,17 @@ export const realmModule: StateModule = {
     return out;
   },
   apply(state, event) {
+    if (event.type === 'realm_user') {
+      const person = event.person as { user_id?: number; is_active?: boolean } | undefined;
+      if (event.op !== 'update' || person?.is_active !== false) return;
+      for (const s of GROUP_SETTINGS) {
+        const v = state[realmKey(s)] as { direct_members?: number[] } | number | undefined;
+        if (v && typeof v === 'object' && Array.isArray(v.direct_members)) {
+          state[realmKey(s)] = { ...v, direct_members: v.direct_members.filter((id) => id !== person.user_id) };
+        }
+      }
+      return;
+    }
     if (event.op === 'update' && typeof event.property === 'string') {
       state[realmKey(event.property)] = event.value;
     } else if (event.op === 'update_dict' && event.data && typeof event.data === 'object') {

@@ -46,6 +46,9 @@ export interface RegisterOptions {
   readonly slimPresence: boolean;
   readonly lifespanSecs: number;
   readonly clientName: string;
+  /** presence_history_limit_days / presence_last_update_id (the presence module's window and resumption point). */
+  readonly presenceHistoryDays?: number;
+  readonly presenceLastUpdateId?: number;
 }
 
 /** The per-client view state modules present for (and apply events with). */
@@ -126,7 +129,14 @@ export async function registerClient(app: AppCtx, caller: Caller, o: RegisterOpt
   // Read after the queue exists: anything committed later is in the queue.
   const userRow = (await userById(app.db, caller.realmId, caller.id))!;
   const view = clientView(caller, o);
-  const ctx: RegisterContext = { ...view, app, userRow, want: wantFn(fetchTypes) };
+  const ctx: RegisterContext = {
+    ...view,
+    app,
+    userRow,
+    want: wantFn(fetchTypes),
+    presence: { historyDays: o.presenceHistoryDays, lastUpdateId: o.presenceLastUpdateId },
+    shared: new Map(),
+  };
   const state = await fetchState(ctx, modules);
   const raced = await app.queues.pending(queue.id);
   applyEvents(

@@ -40,6 +40,10 @@ export interface RegisterContext extends ClientView {
    * names, e.g. the legacy settings keys of update_display_settings.
    */
   readonly want: (fetchType: string) => boolean;
+  /** presence_history_limit_days and presence_last_update_id of POST /register (undefined: not given). */
+  readonly presence?: { readonly historyDays?: number; readonly lastUpdateId?: number };
+  /** Reads shared by the modules of one registration (state/shared.ts); absent: each module reads on its own. */
+  readonly shared?: Map<string, Promise<unknown>>;
 }
 
 /**

@@ -2,7 +2,8 @@ import { registerShaper } from '../events/delivery.js';
 import type { ParleyEvent } from '../events/types.js';
 import { presentUserGroup, type UserGroupObject } from '../presenters/user-group.js';
 import { GROUP_SETTING_NAMES } from '../domain/rules/user-groups.js';
-import { groupsOfRealm, membershipOfGroups } from '../store/user-groups.js';
+import { groupsOfRealm, membershipOfGroups, type UserGroupRow } from '../store/user-groups.js';
+import { sharedGroups, type RealmGroups } from './shared.js';
 import type { Db } from '../store/db.js';
 import type { ClientView, StateModule } from './types.js';
 
@@ -12,8 +13,11 @@ import type { ClientView, StateModule } from './types.js';
  * many groups and members.
  */
 export async function userGroupsInRealm(db: Db, realmId: number, includeDeactivated: boolean): Promise<UserGroupObject[]> {
-  const rows = await groupsOfRealm(db, realmId);
-  const membership = await membershipOfGroups(db, realmId);
+  const [rows, membership] = await Promise.all([groupsOfRealm(db, realmId), membershipOfGroups(db, realmId)]);
+  return presentGroups(rows, membership, includeDeactivated);
+}
+
+function presentGroups(rows: readonly UserGroupRow[], membership: RealmGroups['membership'], includeDeactivated: boolean): UserGroupObject[] {
   const named = new Set(rows.filter((r) => r.name !== null).map((r) => r.id));
   const nobody = rows.find((r) => r.is_system_group && r.name === 'role:nobody')!.id;
   return rows
@@ -50,7 +54,9 @@ function withoutHints(obj: Record<string, unknown>): Record<string, unknown> {
 export const userGroupsModule: StateModule = {
   fetchTypes: ['realm_user_groups'],
   async fetch(ctx) {
-    return { realm_user_groups: await userGroupsInRealm(ctx.app.db, ctx.user.realmId, ctx.capabilities.include_deactivated_groups) };
+    // The rows and memberships also give the realm's and channels' group-setting values (state/shared.ts).
+    const { rows, membership } = await sharedGroups(ctx);
+    return { realm_user_groups: presentGroups(rows, membership, ctx.capabilities.include_deactivated_groups) };
   },
   eventTypes: ['user_group', 'realm_user'],
   apply(state: Record<string, unknown>, event: ParleyEvent, view: ClientView) {

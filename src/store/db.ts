@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
-import pg from 'pg';
+import type Pg from 'pg';
+import { lazyRequire } from '../lazy.js';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import type { Dialect } from './migrations/helpers.js';
@@ -11,14 +12,23 @@ import { WriteWatchPlugin } from './write-watch.js';
 export type Db = Kysely<Database>;
 export type { Dialect };
 
-// int8 (bigint) columns hold unix seconds and counters that fit a double.
-pg.types.setTypeParser(20, (v: string) => Number(v));
+// pg is loaded only for a PostgreSQL URL; int8 (bigint) columns hold unix seconds and counters that fit a double.
+const loadPg = lazyRequire<typeof Pg>('pg');
+let pgTypesSet = false;
+function pgModule(): typeof Pg {
+  const pg = loadPg();
+  if (!pgTypesSet) {
+    pg.types.setTypeParser(20, (v: string) => Number(v));
+    pgTypesSet = true;
+  }
+  return pg;
+}
 
 export interface Store {
   readonly db: Db;
   readonly dialect: Dialect;
-  /** Counts every statement executed; hot-path tests assert exact counts. */
-  readonly stats: { queries: number };
+  /** Counts every statement executed (hot-path tests assert exact counts) and their total time in ms (metrics). */
+  readonly stats: { queries: number; queryMs?: number };
   /** Counts writes to users and realms; the auth cache is dropped when it moves. */
   readonly userWrites: WriteWatchPlugin;
   close(): Promise<void>;
@@ -32,15 +42,18 @@ export interface StoreOptions {
 }
 
 export function openStore(opts: StoreOptions): Store {
-  const stats = { queries: 0 };
-  const log = (event: { level: string }): void => {
-    if (event.level === 'query' || event.level === 'error') stats.queries++;
+  const stats = { queries: 0, queryMs: 0 };
+  const log = (event: { level: string; queryDurationMillis: number }): void => {
+    if (event.level === 'query' || event.level === 'error') {
+      stats.queries++;
+      stats.queryMs += event.queryDurationMillis;
+    }
   };
   const userWrites = new WriteWatchPlugin(new Set(['users', 'realms']));
   const plugins = [userWrites];
   const url = opts.databaseUrl;
   if (url && /^postgres(ql)?:\/\//.test(url)) {
-    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
+    const pool = new (pgModule().Pool)({ connectionString: url, max: opts.poolSize ?? 10 });
     // A connection that dies in the pool must not crash the process.
     pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log, plugins });
@@ -57,7 +70,31 @@ export function openStore(opts: StoreOptions): Store {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log, plugins });
+  // The write path (a send touches a page per recipient in user_messages and
+  // its indexes) and GET /messages re-read the same hot pages: keep more of
+  // them in the page cache (64 MiB, grown on demand), read the file through
+  // a memory map instead of a read() per page, and keep temporary b-trees
+  // (ORDER BY, IN-lists) in memory.
+  sqlite.pragma('cache_size = -65536');
+  sqlite.pragma('mmap_size = 268435456');
+  sqlite.pragma('temp_store = MEMORY');
+  // Kysely's SQLite driver prepares every statement on each call, which costs
+  // 10-25% of CPU on hot paths; statements depend only on their SQL text, so
+  // keep the prepared ones (bounded: IN-lists of varying length make many texts).
+  const statements = new Map<string, SQLite.Statement>();
+  const database = {
+    close: () => sqlite.close(),
+    prepare(sql: string): SQLite.Statement {
+      let stmt = statements.get(sql);
+      if (!stmt) {
+        stmt = sqlite.prepare(sql);
+        if (statements.size >= 2000) statements.clear();
+        statements.set(sql, stmt);
+      }
+      return stmt;
+    },
+  };
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), log, plugins });
   return { db, dialect: 'sqlite', stats, userWrites, close: () => db.destroy() };
 }
 

@@ -25,7 +25,7 @@ export interface MessageRelations {
 export const dmParticipants = (key: string): number[] => key.split(',').map(Number);
 
 /** Three queries whatever the number of messages. */
-export async function loadMessageRelations(db: AnyDb, rows: readonly MessageRow[]): Promise<MessageRelations> {
+export async function loadMessageRelations(db: AnyDb, rows: readonly Pick<MessageRow, 'id' | 'sender_id' | 'dm_key' | 'stream_id'>[]): Promise<MessageRelations> {
   const ids = rows.map((r) => r.id);
   const reactionRows = await reactionsOf(db, ids);
   const userIds = new Set<number>();

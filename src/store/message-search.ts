@@ -42,7 +42,15 @@ export interface SearchSpec {
   readonly conditions: readonly Condition[];
 }
 
-export type FoundRow = MessageRow & { um_flags: number | null };
+/**
+ * The columns a found message is presented from (presenters/message.ts,
+ * message-relations, highlighting): selecting these rather than m.* saves
+ * building the unused values of every row (a measurable share of GET /messages).
+ */
+const FOUND_COLUMNS = ['id', 'sender_id', 'recipient_id', 'stream_id', 'dm_key', 'topic', 'content', 'rendered_content', 'date_sent', 'sending_client', 'is_me_message', 'edit_history'] as const;
+export type FoundMessage = Pick<MessageRow, (typeof FOUND_COLUMNS)[number]>;
+export type FoundRow = FoundMessage & { um_flags: number | null };
+const foundColumns = sql.raw(FOUND_COLUMNS.map((c) => `m.${c}`).join(', '));
 
 const likeEscape = (s: string): string => s.replace(/[\\%_]/g, (c) => '\\' + c);
 
@@ -174,7 +182,7 @@ export async function searchRange(db: AnyDb, spec: SearchSpec, part: RangePart):
     where.push(sql`${b.idCol} = ${bound}`);
     order = sql``;
   }
-  const q = sql<FoundRow>`SELECT m.*, um.flags AS um_flags FROM ${b.from} WHERE ${sql.join(where, sql` AND `)} ${order} LIMIT ${part.limit}`;
+  const q = sql<FoundRow>`SELECT ${foundColumns}, um.flags AS um_flags FROM ${b.from} WHERE ${sql.join(where, sql` AND `)} ${order} LIMIT ${part.limit}`;
   const rows = (await q.execute(db)).rows;
   return part.dir === 'before' ? rows.reverse() : rows;
 }

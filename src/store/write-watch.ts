@@ -28,6 +28,11 @@ export class WriteWatchPlugin implements KyselyPlugin {
     return args.result;
   }
 
+  /** A write made by another process (cross-process invalidation): the same effect as a local one. */
+  notify(): void {
+    this.bump();
+  }
+
   private bump(): void {
     this.writes++;
     for (const l of this.listeners) l();

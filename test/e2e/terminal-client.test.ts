@@ -287,6 +287,17 @@ describe('zulip-terminal traffic after startup', () => {
     expect(got[3]).toMatchObject({ op: 'update', person: { user_id: t.users.cordelia.id, full_name: 'Cordelia of Britain' } });
   });
 
+  it('older clients registering for everything get the legacy settings keys at the top level; user_settings_object drops them', async () => {
+    const legacy = await py('POST', '/register', {});
+    expect(legacy.twenty_four_hour_time).toBe(true);
+    expectShape(legacy, { enable_desktop_notifications: 'boolean', emojiset: 'string', timezone: 'string', user_settings: 'object', realm_filters: 'array', realm_linkifiers: 'array' }, 'register (all)');
+    const modern = await py('POST', '/register', { client_capabilities: { notification_settings_null: true, user_settings_object: true } });
+    expect(modern).not.toHaveProperty('twenty_four_hour_time');
+    expect(modern.user_settings.twenty_four_hour_time).toBe(true);
+    await py('DELETE', '/events', { queue_id: legacy.queue_id });
+    await py('DELETE', '/events', { queue_id: modern.queue_id });
+  });
+
   it('DELETE /events on exit', async () => {
     expect(await py('DELETE', '/events', { queue_id: queue.queue_id })).toEqual({ result: 'success', msg: '' });
   });

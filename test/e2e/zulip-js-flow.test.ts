@@ -86,7 +86,14 @@ describe('zulip-js: a whole session', () => {
     expect(one.message.client).toBe('node-fetch');
   });
 
-  // Needs the messages engineer's reactions to look custom emoji up
-  // (realmEmojiDataForName / checkRealmEmojiReaction in domain/access/realm-emoji.ts).
-  it.todo('reacts with a custom emoji by name: reaction_type realm_emoji, emoji_code the emoji id');
+  it('custom emoji in use: a reaction by name is realm_emoji with the emoji id as code; :name: renders the image', async () => {
+    const hamlet = await client('hamlet');
+    const emoji = Object.values((await hamlet.emojis.retrieve()).emoji).find((e: any) => e.name === 'verona_rose') as any;
+    const sent = await hamlet.messages.send({ type: 'stream', to: 'Verona', topic: 'roses', content: 'a :verona_rose: by any other name' });
+    expect(await hamlet.reactions.add({ message_id: sent.id, emoji_name: 'verona_rose' })).toMatchObject({ result: 'success' });
+    const one = await hamlet.messages.getById({ message_id: sent.id });
+    expect(one.message.reactions).toEqual([expect.objectContaining({ emoji_name: 'verona_rose', emoji_code: emoji.id, reaction_type: 'realm_emoji', user_id: t.users.hamlet.id })]);
+    const html = (await hamlet.messages.retrieve({ anchor: sent.id, num_before: 0, num_after: 0, apply_markdown: true })).messages[0].content;
+    expect(html).toContain(`<img alt=":verona_rose:" class="emoji" src="${emoji.source_url}" title="verona rose">`);
+  });
 });

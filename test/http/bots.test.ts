@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { transact } from '../../src/domain/context.js';
+import { systemGroupId } from '../../src/domain/rules/group-settings.js';
 import { doCreateChannel } from '../../src/domain/actions/channels.js';
 import { doSubscribe } from '../../src/domain/actions/subscriptions.js';
 import { realmBotsModule } from '../../src/state/profiles.js';
@@ -290,9 +291,12 @@ describe('DELETE /bots/{bot_id}', () => {
     expect(expectSuccess(await t.get('/bots', {}, 'othello')).bots.map((b: { username: string }) => b.username)).not.toContain(bot.email);
     expect(await t.captureEvents(async () => expectSuccess(await t.delete(`/bots/${bot.id}`, {}, 'othello')))).toEqual([]);
     const re = await t.captureEvents(async () => expectSuccess(await t.post(`/users/${bot.id}/reactivate`, {}, 'iago')));
+    const groups = [await systemGroupId(t.app.ctx.db, t.realmId, 'role:members'), await systemGroupId(t.app.ctx.db, t.realmId, 'role:fullmembers')].sort((a, b) => a - b);
     expect(re.map((e) => e.event)).toEqual([
       { type: 'realm_user', op: 'update', person: { user_id: bot.id, is_active: true } },
       { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, is_active: true } },
+      // Back in its system groups, which clients dropped it from on deactivation.
+      ...groups.map((group_id) => ({ type: 'user_group', op: 'add_members', group_id, user_ids: [bot.id] })),
     ]);
   });
 });

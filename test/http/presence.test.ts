@@ -153,16 +153,32 @@ describe('POST /users/me/presence', () => {
     clock.now = T0 + 400;
   });
 
+  it('everyone\'s presence is answered from one serialization, with the usual headers; unknown parameters are listed', async () => {
+    const a = await report('hamlet', { status: 'active' });
+    const b = await t.get('/users/me', {}, 'hamlet');
+    for (const h of ['content-type', 'x-content-type-options', 'x-frame-options', 'referrer-policy', 'cache-control']) expect([h, a.headers[h]]).toEqual([h, b.headers[h]]);
+    const again = expectSuccess(await report('hamlet', { status: 'active', zebra: 1 }));
+    expect(again.ignored_parameters_unsupported).toEqual(['zebra']);
+    expect(again.presences).toEqual(a.body.presences);
+  });
+
   it('ping_only answers with nothing else', async () => {
     expect((await report('hamlet', { status: 'active', ping_only: true })).body).toEqual({ result: 'success', msg: '' });
   });
 
-  it('users who turned presence sharing off are not updated', async () => {
-    expectSuccess(await t.patch('/settings', { presence_enabled: false }, 'shiva'));
-    const deliveries = await t.captureEvents(() => report('shiva', { status: 'active' }));
+  it('presence_enabled: turning it off shows the user offline at once; their reports are then ignored; on again, active', async () => {
+    const now = clock.now;
+    let deliveries = await t.captureEvents(async () => expectSuccess(await t.patch('/settings', { presence_enabled: false }, 'shiva')));
+    const presence = deliveries.filter((d) => d.event.type === 'presence');
+    expect(presence.map((d) => (d.event.presence as any).website)).toEqual([website('idle', now - 320)]);
+    expect(sortedIds(presence)).toEqual([allIds()]);
+    const entry = { ...state.realm(t.realmId).entries.get(id('shiva'))! };
+    expect(entry).toMatchObject({ lastActive: null, lastConnected: now - 320 });
+    deliveries = await t.captureEvents(() => report('shiva', { status: 'active' }));
     expect(deliveries).toEqual([]);
-    expect(state.realm(t.realmId).entries.has(id('shiva'))).toBe(false);
-    expectSuccess(await t.patch('/settings', { presence_enabled: true }, 'shiva'));
+    expect(state.realm(t.realmId).entries.get(id('shiva'))).toEqual(entry);
+    deliveries = await t.captureEvents(async () => expectSuccess(await t.patch('/settings', { presence_enabled: true }, 'shiva')));
+    expect(deliveries.filter((d) => d.event.type === 'presence').map((d) => (d.event.presence as any).website)).toEqual([website('active', now)]);
   });
 
   it('costs no SQL: served from memory once warm', async () => {

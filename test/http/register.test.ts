@@ -5,6 +5,7 @@ import { EMOJISET_CHOICES, NOTIFICATION_SOUNDS, USER_SETTING_DEFAULTS } from '..
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../../src/domain/version.js';
 import { expectError, expectSuccess, startTestServer, type TestServer } from '../support/server.js';
 import { getEvents, registerQueue } from '../support/events.js';
+import { NO_CAPABILITIES } from '../../src/state/register.js';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -165,8 +166,34 @@ describe('POST /register: the response', () => {
 
   it('parameters: unknown ones are reported; zulip-js sends event_types=null', async () => {
     const body = await registerQueue(t, 'hamlet', { event_types: 'null', presence_history_limit_days: 3, bogus: 1 });
-    expect(body.ignored_parameters_unsupported).toEqual(['bogus', 'presence_history_limit_days']);
+    expect(body.ignored_parameters_unsupported).toEqual(['bogus']);
     expect(body).toHaveProperty('realm_users');
+  });
+});
+
+describe('POST /register: client_capabilities', () => {
+  // Zulip's ClientCapabilities TypedDict (zerver/lib/events.py): notification_settings_null is
+  // required (kept so since Zulip 2.1 for compatibility), every other key is optional and
+  // defaults to false, and keys it does not know are ignored.
+  it('a partial object is accepted; missing keys are false', async () => {
+    const body = await registerQueue(t, 'hamlet', { fetch_event_types: ['user_settings', 'update_display_settings'], client_capabilities: { notification_settings_null: false, user_settings_object: true } });
+    expect(body).toHaveProperty('user_settings');
+    expect(body).not.toHaveProperty('twenty_four_hour_time');
+    const queue = (await t.app.ctx.queues.store.get(body.queue_id))!;
+    expect(queue.capabilities).toEqual({ ...NO_CAPABILITIES, user_settings_object: true });
+  });
+
+  it('unknown keys are ignored (not an error, not reported as ignored parameters)', async () => {
+    const res = await t.post('/register', { event_types: ['alert_words'], client_capabilities: { notification_settings_null: true, some_future_capability: true, another: 'x' } }, 'hamlet');
+    const body = expectSuccess(res);
+    expect(body).not.toHaveProperty('ignored_parameters_unsupported');
+    expect((await t.app.ctx.queues.store.get(body.queue_id))!.capabilities).toEqual({ ...NO_CAPABILITIES, notification_settings_null: true });
+  });
+
+  it('a value that is not an object is refused', async () => {
+    for (const v of ['[1]', 'true', '"caps"', '3']) {
+      expectError(await t.post('/register', { client_capabilities: v }, 'hamlet'), 400, 'BAD_REQUEST', 'client_capabilities is not a dict');
+    }
   });
 });
 

@@ -120,6 +120,21 @@ describe('PATCH /settings: values and events', () => {
     expect(await settingsOf(t.users.iago.id)).toMatchObject({ left_side_userlist: true, enable_digest_emails: false });
   });
 
+  it('presence_enabled: the settings events, then everyone gets the user\'s presence at once', async () => {
+    const u = await t.createUser({ email: 'presence-off@zulip.com', fullName: 'Presence Off' });
+    const off = await t.captureEvents(() => t.patch('/settings', { presence_enabled: false }, u));
+    expect(off.filter((d) => d.event.type !== 'presence').map((d) => d.event)).toEqual([
+      { type: 'user_settings', op: 'update', property: 'presence_enabled', value: false },
+      { type: 'update_global_notifications', user: 'presence-off@zulip.com', notification_name: 'presence_enabled', setting: false },
+    ]);
+    const presence = off.filter((d) => d.event.type === 'presence');
+    expect(presence.length).toBeGreaterThan(0);
+    for (const d of presence) expect(d.event.user_id).toBe(u.id);
+    expect(presence.flatMap((d) => d.userIds)).toContain(t.users.hamlet.id);
+    const on = await t.captureEvents(() => t.patch('/settings', { presence_enabled: true }, u));
+    expect(on.filter((d) => d.event.type === 'presence').length).toBeGreaterThan(0);
+  });
+
   it('unknown and removed parameters are reported, not refused', async () => {
     const body = expectSuccess(await t.patch('/settings', { dense_mode: true, invalid_setting: 'value' }, 'hamlet'));
     expect(body.ignored_parameters_unsupported).toEqual(['dense_mode', 'invalid_setting']);

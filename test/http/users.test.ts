@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError, expectSuccess, startTestServer, type TestServer } from '../support/server.js';
+import { systemGroupId } from '../../src/domain/rules/group-settings.js';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -327,7 +328,13 @@ describe('DELETE /users/{user_id} and reactivation', () => {
     ]);
     expectError(await t.delete(`/users/${u.id}`, {}, 'iago'), 400, 'BAD_REQUEST', 'User is deactivated');
     const re = await t.captureEvents(async () => expectSuccess(await t.post(`/users/${u.id}/reactivate`, {}, 'iago')));
-    expect(re.map((e) => e.event)).toEqual([{ type: 'realm_user', op: 'update', person: { user_id: u.id, is_active: true } }]);
+    // Clients dropped the user from groups on deactivation: add_members for each direct group (Zulip's do_reactivate_user).
+    const members = await systemGroupId(t.app.ctx.db, t.realmId, 'role:members');
+    const full = await systemGroupId(t.app.ctx.db, t.realmId, 'role:fullmembers');
+    expect(re.map((e) => e.event)).toEqual([
+      { type: 'realm_user', op: 'update', person: { user_id: u.id, is_active: true } },
+      ...[members, full].sort((a, b) => a - b).map((group_id) => ({ type: 'user_group', op: 'add_members', group_id, user_ids: [u.id] })),
+    ]);
     expect((await t.row(u.id)).is_active).toBe(1);
   });
 

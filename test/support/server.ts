@@ -13,10 +13,14 @@ import { hashPassword } from '../../src/domain/rules/credentials.js';
 import { BOT_GENERIC, ROLE_ADMIN, ROLE_GUEST, ROLE_MEMBER, ROLE_MODERATOR } from '../../src/domain/rules/users.js';
 import type { EventDelivery } from '../../src/events/types.js';
 import { openStore } from '../../src/store/db.js';
+import { purgeRedisPrefix } from '../../src/scale/redis.js';
 import { userById, type UserRow } from '../../src/store/users.js';
 
 export const PG_ADMIN_URL = process.env.PARLEY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const storeKind = (): 'sqlite' | 'postgres' => (process.env.PARLEY_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite');
+/** PARLEY_TEST_EVENTS=redis (the `redis` project): queues, bus and rate limits in Redis, each server under its own key prefix. */
+export const eventsKind = (): 'memory' | 'redis' => (process.env.PARLEY_TEST_EVENTS === 'redis' ? 'redis' : 'memory');
+export const TEST_REDIS_URL = process.env.PARLEY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** A fixture user: its row (as created) and credentials. */
 export interface TestUser {
@@ -108,7 +112,7 @@ async function createPgDatabase(): Promise<{ url: string; drop: () => Promise<vo
  * A full server on a fresh database (SQLite file or a new PostgreSQL
  * database, per PARLEY_TEST_STORE) with the named fixture users.
  */
-export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+export async function startTestServer(overrides: Partial<Config> = {}, opts: { logger?: pino.Logger } = {}): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
   let dropDb: (() => Promise<void>) | undefined;
   let databaseUrl: string | undefined;
@@ -132,11 +136,12 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
       // Fixture-heavy test files make hundreds of requests a minute; rate limits have their own test.
       rateLimitPerUser: 0,
       rateLimitPerIp: 0,
+      ...(eventsKind() === 'redis' ? { redisUrl: TEST_REDIS_URL, redisKeyPrefix: `parley:test:${process.pid}:${randomBytes(6).toString('hex')}:` } : {}),
       ...overrides,
     },
   );
   const store = openStore({ databaseUrl: config.databaseUrl, dataDir, poolSize: 4 });
-  const app = await buildApp(config, { logger: pino({ level: 'silent' }), store });
+  const app = await buildApp(config, { logger: opts.logger ?? pino({ level: 'silent' }), store });
   const boot = await bootstrapRealm(app.ctx, { announce: false });
   const hash = await hashPassword(FIXTURE_PASSWORD, 'fast');
   const users = {} as Record<FixtureName, TestUser>;
@@ -219,6 +224,7 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
     },
     async close() {
       await app.close();
+      if (config.redisUrl) await purgeRedisPrefix(config.redisUrl, config.redisKeyPrefix);
       if (dropDb) await dropDb();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },

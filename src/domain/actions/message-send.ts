@@ -141,19 +141,22 @@ async function addressChannel(app: AppCtx, sender: UserRow, realm: RealmRow, set
     ch = await channelByName(app.db, realm.id, name);
     if (!ch) throw new JsonableError(`Channel '${name}' does not exist`, { code: 'STREAM_DOES_NOT_EXIST', data: { stream: name } });
   }
-  await checkChannelSend(app, sender, ch);
-
-  let topic = incomingTopic(input.topic, settings.realm_empty_topic_display_name);
-  checkTopic(topic);
-  topic = truncateTopic(topic);
-  const newTopic = (await firstTopicMessageId(app.db, ch.recipient_id!, topicKey(topic))) === undefined;
-  if (newTopic) await checkCanCreateTopic(app.db, sender, ch);
-  const policy = effectiveTopicsPolicy(ch.topics_policy, settings.topics_policy);
-  const display = settings.realm_empty_topic_display_name;
-  if (policy === 'disable_empty_topic' && topic === '') throw badRequest(`Sending messages to the ${display} topic is not allowed in this channel.`);
-  if (policy === 'empty_topic_only' && topic !== '') throw badRequest(`Only the ${display} topic is allowed in this channel.`);
-
-  const subs = await app.db
+  // The permission check, the topic's first message and the subscribers are
+  // independent reads: issue them together (on PostgreSQL they overlap, one
+  // round trip instead of three; on SQLite they run one after another as
+  // before), then judge them in Zulip's order, so errors are unchanged.
+  const sendCheck = checkChannelSend(app, sender, ch);
+  let topic = '';
+  let topicError: unknown;
+  try {
+    topic = incomingTopic(input.topic, settings.realm_empty_topic_display_name);
+    checkTopic(topic);
+    topic = truncateTopic(topic);
+  } catch (err) {
+    topicError = err;
+  }
+  const first = topicError === undefined ? firstTopicMessageId(app.db, ch.recipient_id!, topicKey(topic)) : Promise.resolve(undefined);
+  const subsQuery = app.db
     .selectFrom('subscriptions')
     .innerJoin('users', 'users.id', 'subscriptions.user_id')
     .select(['subscriptions.user_id', 'subscriptions.is_muted'])
@@ -161,6 +164,20 @@ async function addressChannel(app: AppCtx, sender: UserRow, realm: RealmRow, set
     .where('subscriptions.active', '=', 1)
     .where('users.is_active', '=', 1)
     .execute();
+  // Whatever is thrown first below, the other reads must not reject unobserved.
+  first.catch(() => {});
+  subsQuery.catch(() => {});
+  await sendCheck;
+  if (topicError !== undefined) throw topicError;
+
+  const newTopic = (await first) === undefined;
+  if (newTopic) await checkCanCreateTopic(app.db, sender, ch);
+  const policy = effectiveTopicsPolicy(ch.topics_policy, settings.topics_policy);
+  const display = settings.realm_empty_topic_display_name;
+  if (policy === 'disable_empty_topic' && topic === '') throw badRequest(`Sending messages to the ${display} topic is not allowed in this channel.`);
+  if (policy === 'empty_topic_only' && topic !== '') throw badRequest(`Only the ${display} topic is allowed in this channel.`);
+
+  const subs = await subsQuery;
   return {
     channel: ch,
     topic,

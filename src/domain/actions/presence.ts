@@ -83,6 +83,9 @@ export async function presenceEnabledChanged(app: AppCtx, user: Pick<UserRow, 'i
     await doUpdateUserPresence(app, user.realm_id, user.id, 'active', now, { force: true });
     return;
   }
+  // As Zulip does (zerver/actions/user_settings.py, checked): drop the user's
+  // presence and report them idle, backdated past the offline threshold. A user
+  // with no earlier activity then shows active_timestamp = date_joined.
   state.realm(user.realm_id).entries.delete(user.id);
   await doUpdateUserPresence(app, user.realm_id, user.id, 'idle', now - PRESENCE_DISABLED_BACKDATE_SECS, { force: true });
 }

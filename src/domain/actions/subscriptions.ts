@@ -1,6 +1,8 @@
 import type { Tx } from '../context.js';
 import { badRequest } from '../errors.js';
 import {
+  activeSubscribedChannelIds,
+  channelsByIds,
   insertSubscriptions,
   setSubscriptionsActive,
   subscriptionRowsFor,
@@ -90,6 +92,41 @@ function emitPeerEvents(tx: Tx, realmId: number, op: 'peer_add' | 'peer_remove',
       const peers = a.nonGuests.filter((id) => !users.includes(id));
       if (peers.length) tx.emit(realmId, { type: 'subscription', op, stream_ids: plain, user_ids: users }, peers);
     }
+  }
+}
+
+/**
+ * peer_remove (deactivation) or peer_add (reactivation) for every channel
+ * the user is subscribed to, archived ones included, to everyone else who
+ * sees the channel's subscribers (Zulip's send_events_for_user_deactivation
+ * and do_reactivate_user). Subscriber lists and subscriber_count only count
+ * active users, so both change although the subscriptions themselves stay.
+ */
+export async function emitPeerEventsForUserActivity(tx: Tx, user: { id: number; realm_id: number }, op: 'peer_add' | 'peer_remove'): Promise<void> {
+  const ids = [...(await activeSubscribedChannelIds(tx.db, user.id))];
+  if (ids.length === 0) return;
+  const channels = await channelsByIds(tx.db, user.realm_id, ids);
+  const a = await loadAudience(tx.db, user.realm_id, channels);
+  const altered = new Map(channels.map((c) => [c.id, new Set([user.id])]));
+  emitPeerEvents(tx, user.realm_id, op, altered, new Map(channels.map((c) => [c.id, c])), a);
+}
+
+/**
+ * Clients without notification_settings_null see a subscription's null
+ * ("inherit") desktop/audible/push/email notification setting as the user's
+ * enable_stream_<x>_notifications default. When that default changes, such
+ * clients get a subscription update for every inheriting subscription
+ * (active or not: both lists show the value); delivery drops these events
+ * for clients with the capability, which keep null. Zulip sends nothing here
+ * and its older clients' values go stale.
+ */
+export async function emitInheritedNotificationUpdates(tx: Tx, user: { id: number; realm_id: number }, setting: string, value: unknown): Promise<void> {
+  const m = /^enable_stream_(desktop|audible|push|email)_notifications$/.exec(setting);
+  if (!m) return;
+  const property = `${m[1]}_notifications` as 'desktop_notifications' | 'audible_notifications' | 'push_notifications' | 'email_notifications';
+  const rows = await tx.db.selectFrom('subscriptions').select('channel_id').where('user_id', '=', user.id).where(property, 'is', null).orderBy('channel_id').execute();
+  for (const r of rows) {
+    tx.emit(user.realm_id, { type: 'subscription', op: 'update', property, value: Boolean(value), stream_id: r.channel_id, __inherited_default: true }, [user.id]);
   }
 }
 

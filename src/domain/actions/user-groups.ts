@@ -16,10 +16,14 @@ import * as store from '../../store/user-groups.js';
 import { activeUserIds } from '../../store/users.js';
 import { presentUserGroup, type UserGroupObject } from '../../presenters/user-group.js';
 import type { UserGroupRow } from '../../store/user-groups.js';
+import { emitPrivateChannelAccessChanges, privateChannelAccess } from './channel-access.js';
 
 /**
  * User-group writers. Every change is sent as a user_group event to every
  * active user of the realm (Zulip does the same; groups are realm-wide data).
+ * Member and subgroup changes may also give or take away sight of private
+ * channels whose permission settings use the group: those users get stream
+ * create / delete (channel-access.ts), as from Zulip's bulk_add_members_to_user_groups.
  */
 
 async function emitToRealm(tx: Tx, realmId: number, event: Record<string, unknown> & { op: string }): Promise<void> {
@@ -139,8 +143,10 @@ export async function doAddSubgroups(tx: Tx, group: UserGroupRow, subgroupIds: r
     throw badRequest(`User group ${group.id} is already a subgroup of one of the passed subgroups.`);
   }
   const sorted = ids.sort((a, b) => a - b);
+  const access = await privateChannelAccess(tx, group.realm_id);
   await store.addSubgroupLinks(tx.db, group.realm_id, group.id, sorted);
   await emitToRealm(tx, group.realm_id, { op: 'add_subgroups', group_id: group.id, direct_subgroup_ids: sorted });
+  await emitPrivateChannelAccessChanges(tx, access);
 }
 
 export async function doRemoveSubgroups(tx: Tx, group: UserGroupRow, subgroupIds: readonly number[]): Promise<void> {
@@ -151,8 +157,10 @@ export async function doRemoveSubgroups(tx: Tx, group: UserGroupRow, subgroupIds
   const absent = ids.find((id) => !existing.has(id));
   if (absent !== undefined) throw badRequest(`User group ${absent} is not a subgroup of this group.`);
   const sorted = ids.sort((a, b) => a - b);
+  const access = await privateChannelAccess(tx, group.realm_id);
   await store.removeSubgroupLinks(tx.db, group.id, sorted);
   await emitToRealm(tx, group.realm_id, { op: 'remove_subgroups', group_id: group.id, direct_subgroup_ids: sorted });
+  await emitPrivateChannelAccessChanges(tx, access);
 }
 
 /** Adds users (active, not yet direct members) and sends add_members. */
@@ -162,8 +170,10 @@ export async function doAddMembers(tx: Tx, group: UserGroupRow, userIds: readonl
   const already = await store.directMembershipsOf(tx.db, group.id, ids);
   const dup = ids.find((id) => already.has(id));
   if (dup !== undefined) throw badRequest(`User ${dup} is already a member of this group`);
+  const access = await privateChannelAccess(tx, group.realm_id);
   await groups.addMembers(tx.db, group.realm_id, group.id, ids);
   await emitToRealm(tx, group.realm_id, { op: 'add_members', group_id: group.id, user_ids: ids });
+  await emitPrivateChannelAccessChanges(tx, access);
 }
 
 /** Removes direct members and sends remove_members. */
@@ -173,8 +183,10 @@ export async function doRemoveMembers(tx: Tx, group: UserGroupRow, userIds: read
   const current = new Set(await store.activeDirectMemberIds(tx.db, group.id));
   const absent = userIds.find((id) => !current.has(id));
   if (absent !== undefined) throw badRequest(`There is no member '${absent}' in this user group`);
+  const access = await privateChannelAccess(tx, group.realm_id);
   await groups.removeMembers(tx.db, group.id, ids);
   await emitToRealm(tx, group.realm_id, { op: 'remove_members', group_id: group.id, user_ids: ids });
+  await emitPrivateChannelAccessChanges(tx, access);
 }
 
 export async function doUpdateUserGroupName(tx: Tx, group: UserGroupRow, name: string): Promise<void> {

@@ -16,7 +16,9 @@ import { apiEmail, canSeeDeliveryEmail, emailVisibility } from '../../presenters
 import * as users from '../../store/users.js';
 import type { UserRow } from '../../store/users.js';
 import { insertEmailChange, markSelfEdited } from '../../store/user-settings.js';
+import { presenceEnabledChanged } from './presence.js';
 import { doChangeEmailAddressVisibility, notifyAvatarChange } from './users.js';
+import { emitInheritedNotificationUpdates } from './subscriptions.js';
 
 /**
  * Changing user settings (PATCH /settings and its bulk form). Each changed
@@ -26,8 +28,8 @@ import { doChangeEmailAddressVisibility, notifyAvatarChange } from './users.js';
  * update_global_notifications event, which queues registered with the
  * user_settings_object capability never receive. Some settings have more
  * effects: timezone also updates the user for everyone, email address
- * visibility changes who sees the address, and turning draft
- * synchronization off deletes the server's drafts silently.
+ * visibility changes who sees the address, presence_enabled sends a presence
+ * update, and turning draft synchronization off deletes the server's drafts silently.
  */
 
 async function activeUserIds(tx: Tx, realmId: number): Promise<number[]> {
@@ -88,6 +90,12 @@ export async function doChangeUserSetting(app: AppCtx, tx: Tx, user: UserRow, na
     // Only syncing stops: local copies stay, so no drafts events.
     await tx.db.deleteFrom('drafts').where('user_id', '=', user.id).execute();
   }
+  if (name === 'presence_enabled') {
+    // Everyone sees the new presence state at once (the presence resource sends it after commit).
+    tx.afterPublish(() => presenceEnabledChanged(app, user, value === true));
+  }
+  // Older clients show inheriting channel notification settings with the default's value.
+  await emitInheritedNotificationUpdates(tx, user, name, value);
   if (selfEdit) await markSelfEdited(tx.db, user.id, [name]);
   return updated;
 }
@@ -123,7 +131,7 @@ export async function doStartEmailChange(app: AppCtx, tx: Tx, user: UserRow, new
     created_at: Math.floor(Date.now() / 1000),
   });
   const link = `${realmUrl(app.config)}/accounts/confirm_new_email/${key}`;
-  tx.afterCommit(() =>
+  tx.afterPublish(() =>
     sendMail(app, {
       to: [newEmail],
       subject: 'Verify your new email address',
@@ -155,7 +163,7 @@ export async function doChangeDeliveryEmail(app: AppCtx, tx: Tx, user: UserRow, 
     );
   }
   if (user.avatar_source === 'G') await notifyAvatarChange(tx, updated);
-  tx.afterCommit(() =>
+  tx.afterPublish(() =>
     sendMail(app, {
       to: [user.delivery_email],
       subject: 'Email address changed',

@@ -8,6 +8,9 @@ import { apiEmail, avatarUrl, canSeeDeliveryEmail, emailVisibility, isoMinutes, 
 import { botsInRealm } from '../../store/bots.js';
 import { botOwnerUserIds, emitRealmBotUpdate, realmBotAddEvent } from './bot-events.js';
 import { emitDeliveryEmailsForRoleChange } from './email-visibility.js';
+import { channelsVisibleTo, emitOwnChannelAccessChanges } from './channel-access.js';
+import { emitPeerEventsForUserActivity } from './subscriptions.js';
+import { emitAnonymousSettingUpdates } from './group-setting-events.js';
 import { generateApiKey } from '../rules/credentials.js';
 import { realmSettings } from '../rules/realm-settings.js';
 import { directSystemGroups, isFullMember } from '../rules/system-groups.js';
@@ -126,6 +129,7 @@ async function emitPersonUpdate(tx: Tx, realmId: number, person: Record<string, 
 
 export async function doChangeRole(tx: Tx, user: UserRow, role: number): Promise<void> {
   if (user.role === role) return;
+  const visibleBefore = user.is_active ? await channelsVisibleTo(tx, user) : null;
   await users.updateUser(tx.db, user.id, { role });
   const recipients = await emitPersonUpdate(tx, user.realm_id, { user_id: user.id, role });
   const days = await waitingPeriodDays(tx, user.realm_id);
@@ -133,6 +137,8 @@ export async function doChangeRole(tx: Tx, user: UserRow, role: number): Promise
   await setSystemGroupMembership(tx, user.realm_id, user.id, directSystemGroups(user.role, full), directSystemGroups(role, full), recipients);
   if (!user.is_bot && isAdminRole(user.role) !== isAdminRole(role)) await syncAdminRealmBots(tx, user, isAdminRole(role));
   if (user.is_active) await emitDeliveryEmailsForRoleChange(tx, user, user.role, role);
+  // Guests see fewer channels, administrators more (Zulip's send_stream_events_for_role_update).
+  if (visibleBefore) await emitOwnChannelAccessChanges(tx, { ...user, role }, visibleBefore, user.role);
 }
 
 /**
@@ -156,9 +162,15 @@ export async function doChangeFullName(tx: Tx, user: UserRow, fullName: string):
   if (user.is_bot) await emitRealmBotUpdate(tx, user, { full_name: fullName });
 }
 
-/** Deactivates a user and the bots they own (as Zulip does). */
+/**
+ * Deactivates a user and the bots they own (as Zulip does). Subscribers
+ * hear peer_remove for the user's channels first; then everyone gets
+ * realm_user update {is_active: false}, on which clients also drop the user
+ * from every group and group-setting value (state/user-groups.ts, realm.ts, channels.ts).
+ */
 export async function doDeactivateUser(tx: Tx, user: UserRow): Promise<void> {
   await users.updateUser(tx.db, user.id, { is_active: 0 });
+  await emitPeerEventsForUserActivity(tx, user, 'peer_remove');
   await emitPersonUpdate(tx, user.realm_id, { user_id: user.id, is_active: false });
   if (user.is_bot) await emitRealmBotUpdate(tx, user, { is_active: false });
   if (!user.is_bot) {
@@ -172,11 +184,30 @@ export async function doDeactivateUser(tx: Tx, user: UserRow): Promise<void> {
   }
 }
 
+/**
+ * Reactivates a user. Clients dropped the user from subscriber lists, groups
+ * and group settings on deactivation, so, as Zulip's do_reactivate_user:
+ * peer_add for the user's channels, user_group add_members for every named
+ * group the user is a direct member of (system groups included), and the
+ * new value of every anonymous group setting that lists the user.
+ */
 export async function doReactivateUser(tx: Tx, user: UserRow): Promise<void> {
   if (user.is_active) return;
   await users.updateUser(tx.db, user.id, { is_active: 1 });
-  await emitPersonUpdate(tx, user.realm_id, { user_id: user.id, is_active: true });
+  const recipients = await emitPersonUpdate(tx, user.realm_id, { user_id: user.id, is_active: true });
   if (user.is_bot) await emitRealmBotUpdate(tx, user, { is_active: true });
+  await emitPeerEventsForUserActivity(tx, user, 'peer_add');
+  const direct = await tx.db
+    .selectFrom('user_group_members')
+    .innerJoin('user_groups', 'user_groups.id', 'user_group_members.group_id')
+    .select(['user_groups.id', 'user_groups.name'])
+    .where('user_group_members.user_id', '=', user.id)
+    .orderBy('user_groups.id')
+    .execute();
+  for (const g of direct) {
+    if (g.name !== null) tx.emit(user.realm_id, { type: 'user_group', op: 'add_members', group_id: g.id, user_ids: [user.id] }, recipients);
+  }
+  await emitAnonymousSettingUpdates(tx, user.realm_id, direct.filter((g) => g.name === null).map((g) => g.id));
 }
 
 /**

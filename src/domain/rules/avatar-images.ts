@@ -1,4 +1,8 @@
-import sharp from 'sharp';
+import type Sharp from 'sharp';
+import { lazyRequire } from '../../lazy.js';
+
+// sharp (libvips) is loaded on the first upload, not at start.
+const loadSharp = lazyRequire<typeof Sharp>('sharp');
 import { JsonableError } from '../errors.js';
 
 /**
@@ -50,16 +54,16 @@ export async function makeAvatarImages(data: Buffer): Promise<AvatarImages> {
   const kind = sniffImageFormat(data);
   if (kind === 'other-image') throw badImage('Invalid image format');
   if (kind === 'unknown') throw badImage(COULD_NOT_DECODE);
-  let meta: sharp.Metadata;
+  let meta: Sharp.Metadata;
   try {
-    meta = await sharp(data, { limitInputPixels: false }).metadata();
+    meta = await loadSharp()(data, { limitInputPixels: false }).metadata();
   } catch {
     throw badImage(COULD_NOT_DECODE);
   }
   if (!meta.width || !meta.height) throw badImage(COULD_NOT_DECODE);
   if (meta.width * meta.height > IMAGE_BOMB_TOTAL_PIXELS) throw badImage('Image size exceeds limit.');
   const resize = (size: number) =>
-    sharp(data, { limitInputPixels: IMAGE_BOMB_TOTAL_PIXELS, failOn: 'error' })
+    loadSharp()(data, { limitInputPixels: IMAGE_BOMB_TOTAL_PIXELS, failOn: 'error' })
       .rotate()
       .resize(size, size, { fit: 'cover', position: 'centre' })
       .png()

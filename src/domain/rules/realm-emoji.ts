@@ -1,4 +1,8 @@
-import sharp from 'sharp';
+import type Sharp from 'sharp';
+import { lazyRequire } from '../../lazy.js';
+
+// sharp (libvips) is loaded on the first upload, not at start.
+const loadSharp = lazyRequire<typeof Sharp>('sharp');
 import { badRequest, JsonableError } from '../errors.js';
 import { COULD_NOT_DECODE, IMAGE_BOMB_TOTAL_PIXELS, sniffImageFormat } from './avatar-images.js';
 
@@ -45,9 +49,9 @@ export async function makeEmojiImages(data: Buffer): Promise<EmojiImages> {
   const kind = sniffImageFormat(data);
   if (kind === 'other-image' || kind === 'tiff') throw badImage('Invalid image format');
   if (kind === 'unknown') throw badImage(COULD_NOT_DECODE);
-  let meta: sharp.Metadata;
+  let meta: Sharp.Metadata;
   try {
-    meta = await sharp(data, { limitInputPixels: false, animated: true }).metadata();
+    meta = await loadSharp()(data, { limitInputPixels: false, animated: true }).metadata();
   } catch {
     throw badImage(COULD_NOT_DECODE);
   }
@@ -55,10 +59,10 @@ export async function makeEmojiImages(data: Buffer): Promise<EmojiImages> {
   if (!meta.width || !frameHeight) throw badImage(COULD_NOT_DECODE);
   if (meta.width * (meta.height ?? frameHeight) > IMAGE_BOMB_TOTAL_PIXELS) throw badImage('Image size exceeds limit.');
   const animated = (meta.pages ?? 1) > 1 && (kind === 'gif' || kind === 'webp');
-  const resize = (img: sharp.Sharp): sharp.Sharp =>
+  const resize = (img: Sharp.Sharp): Sharp.Sharp =>
     img.resize(DEFAULT_EMOJI_SIZE, DEFAULT_EMOJI_SIZE, { fit: 'cover', position: 'centre' });
-  const open = (all: boolean): sharp.Sharp =>
-    sharp(data, { limitInputPixels: IMAGE_BOMB_TOTAL_PIXELS, failOn: 'error', animated: all }).rotate();
+  const open = (all: boolean): Sharp.Sharp =>
+    loadSharp()(data, { limitInputPixels: IMAGE_BOMB_TOTAL_PIXELS, failOn: 'error', animated: all }).rotate();
   try {
     if (animated) {
       const moving = resize(open(true));

@@ -90,11 +90,19 @@ export const register = endpoint({
     client_gravatar: p.json(z.boolean().nullable()).optional(),
     fetch_event_types: p.json(z.array(z.string()).nullable()).optional(),
     include_subscribers: p.str(z.enum(['true', 'false', 'partial'])).default('false'),
+    presence_history_limit_days: p.int().optional(),
+    presence_last_update_id: p.int().optional(),
   },
   handler: async (ctx, v) => {
     const base = await queueOptions(ctx, v, v.client_gravatar ?? true);
     const includeSubscribers = v.include_subscribers === 'partial' ? 'partial' : v.include_subscribers === 'true';
-    return registerClient(ctx.app, ctx.user, { ...base, fetchEventTypes: v.fetch_event_types ?? null, includeSubscribers });
+    return registerClient(ctx.app, ctx.user, {
+      ...base,
+      fetchEventTypes: v.fetch_event_types ?? null,
+      includeSubscribers,
+      presenceHistoryDays: v.presence_history_limit_days,
+      presenceLastUpdateId: v.presence_last_update_id,
+    });
   },
 });
 
@@ -115,11 +123,11 @@ export const getEvents = endpoint({
       // Zulip creates a queue here only for non-blocking requests.
       if (!v.dont_block) throw badRequest("Missing 'queue_id' argument");
       const opts = await queueOptions(ctx, v, v.client_gravatar);
-      return queues.registerAndPoll({ ...opts, userId: ctx.user.id, realmId: ctx.user.realmId, includeSubscribers: false });
+      return queues.registerAndPollAnswer({ ...opts, userId: ctx.user.id, realmId: ctx.user.realmId, includeSubscribers: false });
     }
     if (v.last_event_id === undefined) throw badRequest("Missing 'last_event_id' argument");
     // The close listener is idempotent (a finished poll ignores it), so no once() wrapper per parked poll.
-    return queues.poll(ctx.user.id, v.queue_id, v.last_event_id, v.dont_block, (fn) => ctx.reply.raw.on('close', fn));
+    return queues.pollAnswer(ctx.user.id, v.queue_id, v.last_event_id, v.dont_block, (fn) => ctx.reply.raw.on('close', fn));
   },
 });
 

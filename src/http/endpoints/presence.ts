@@ -1,6 +1,7 @@
 import { updateUserPresence } from '../../domain/actions/presence.js';
 import { badRequest, notForBots } from '../../domain/errors.js';
-import { presenceResponse, userPresence } from '../../domain/presence-views.js';
+import { presenceResponse, presenceResponseJson, userPresence } from '../../domain/presence-views.js';
+import { sendSuccessJson } from '../json-reply.js';
 import { statusFromString } from '../../domain/rules/presence.js';
 import { endpoint } from '../endpoint.js';
 import { p } from '../params.js';
@@ -9,6 +10,16 @@ import { p } from '../params.js';
  * Presence (Zulip's zerver/views/presence.py). Served from memory: no
  * request here reads the database (domain/presence-state.ts).
  */
+
+const PRESENCE_PARAMS = new Set(['status', 'ping_only', 'new_user_input', 'slim_presence', 'last_update_id', 'history_limit_days']);
+
+/** Whether the request has only parameters this endpoint reads (so no ignored_parameters_unsupported to add). */
+function onlyKnownParams(req: { body?: unknown; query?: unknown }): boolean {
+  for (const src of [req.body, req.query]) {
+    if (src && typeof src === 'object') for (const k of Object.keys(src)) if (!PRESENCE_PARAMS.has(k)) return false;
+  }
+  return true;
+}
 
 export const updateOwnPresence = endpoint({
   method: 'POST',
@@ -31,11 +42,17 @@ export const updateOwnPresence = endpoint({
     await updateUserPresence(ctx.app, ctx.userRow, status);
     if (v.ping_only) return {};
     // Sending last_update_id is asking for the modern protocol.
-    return presenceResponse(ctx.app, ctx.user.realmId, {
+    const r = await presenceResponseJson(ctx.app, ctx.user.realmId, {
       slim: v.slim_presence || v.last_update_id !== undefined,
       lastUpdateId: v.last_update_id,
       historyDays: v.history_limit_days,
     });
+    // Everyone's presence is serialized once per change, not once per request.
+    if (r.presencesJson !== undefined && onlyKnownParams(ctx.req)) {
+      sendSuccessJson(ctx.reply, `"presences":${r.presencesJson},"server_timestamp":${JSON.stringify(r.server_timestamp)},"presence_last_update_id":${r.presence_last_update_id}`);
+      return { raw: true };
+    }
+    return { presences: r.presences, server_timestamp: r.server_timestamp, presence_last_update_id: r.presence_last_update_id };
   },
 });
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { transact } from '../../domain/context.js';
 import { accessUserById } from '../../domain/access/users.js';
+import { checkRealmEmojiReaction, realmEmojiDataForName } from '../../domain/access/realm-emoji.js';
 import { doUpdateUserStatus, type StatusChange } from '../../domain/actions/user-status.js';
 import { badRequest, notForBots } from '../../domain/errors.js';
 import { emojiCodeForName, isValidEmojiCode } from '../../domain/rules/emoji.js';
@@ -25,9 +26,15 @@ const statusParams = {
 
 /**
  * check_update_user_status: something must change; an emoji name resolves
- * its code and type unless given; "" clears the emoji; the emoji must exist.
+ * its code and type unless given (the realm's custom emoji first, then
+ * "zulip", then Unicode, as Zulip's get_emoji_data); "" clears the emoji;
+ * the emoji must exist.
  */
-function checkStatusChange(away: boolean | undefined, params: { status_text?: string; emoji_name?: string; emoji_code?: string; reaction_type?: string }): StatusChange {
+async function checkStatusChange(
+  ctx: AuthedCtx,
+  away: boolean | undefined,
+  params: { status_text?: string; emoji_name?: string; emoji_code?: string; reaction_type?: string },
+): Promise<StatusChange> {
   const { status_text: statusText, emoji_name: emojiName } = params;
   let { emoji_code: emojiCode, reaction_type: reactionType } = params;
   if (away === undefined && statusText === undefined && emojiName === undefined) throw badRequest('Client did not pass any new values.');
@@ -36,13 +43,15 @@ function checkStatusChange(away: boolean | undefined, params: { status_text?: st
     reactionType = 'unicode_emoji';
   } else if (emojiName !== undefined) {
     if (emojiCode === undefined || reactionType === undefined) {
-      // Parley has no custom emoji yet; "zulip" is Zulip's one extra emoji.
-      const found = emojiName === 'zulip' ? { code: 'zulip', type: 'zulip_extra_emoji' } : emojiCodeForName(emojiName) !== undefined ? { code: emojiCodeForName(emojiName)!, type: 'unicode_emoji' } : undefined;
+      // "zulip" is Zulip's one extra emoji.
+      const found =
+        (await realmEmojiDataForName(ctx.app.db, ctx.user.realmId, emojiName)) ??
+        (emojiName === 'zulip' ? { code: 'zulip', type: 'zulip_extra_emoji' } : emojiCodeForName(emojiName) !== undefined ? { code: emojiCodeForName(emojiName)!, type: 'unicode_emoji' } : undefined);
       if (!found) throw badRequest(`Emoji '${emojiName}' does not exist`);
       emojiCode ??= found.code;
       reactionType ??= found.type;
     }
-    checkEmoji(emojiName, emojiCode, reactionType);
+    await checkEmoji(ctx, emojiName, emojiCode, reactionType);
   } else if (reactionType || emojiCode) {
     throw badRequest('Client must pass emoji_name if they pass either emoji_code or reaction_type.');
   }
@@ -53,8 +62,8 @@ function checkStatusChange(away: boolean | undefined, params: { status_text?: st
   return change;
 }
 
-/** Zulip's check_emoji_request for the emoji types Parley knows. */
-function checkEmoji(name: string, code: string, type: string): void {
+/** Zulip's check_emoji_request. */
+async function checkEmoji(ctx: AuthedCtx, name: string, code: string, type: string): Promise<void> {
   if (type === 'unicode_emoji') {
     if (!isValidEmojiCode(code)) throw badRequest('Invalid emoji code.');
     if (emojiCodeForName(name) !== code) throw badRequest('Invalid emoji name.');
@@ -62,7 +71,7 @@ function checkEmoji(name: string, code: string, type: string): void {
     if (code !== 'zulip') throw badRequest('Invalid emoji code.');
     if (name !== code) throw badRequest('Invalid emoji name.');
   } else if (type === 'realm_emoji') {
-    throw badRequest('Invalid custom emoji.');
+    await checkRealmEmojiReaction(ctx.app.db, ctx.user.realmId, name, code);
   } else {
     throw badRequest('Invalid emoji type.');
   }
@@ -75,7 +84,7 @@ export const updateOwnStatus = endpoint({
   guard: requireHuman,
   params: { away: p.bool().optional(), ...statusParams },
   handler: async (ctx, { away, ...params }) => {
-    const change = checkStatusChange(away, params);
+    const change = await checkStatusChange(ctx, away, params);
     await transact(ctx.app, (tx) => doUpdateUserStatus(ctx.app, tx, ctx.userRow, change, ctx.clientName));
     return {};
   },
@@ -90,7 +99,7 @@ export const updateUserStatus = endpoint({
   params: { user_id: p.pathInt(), ...statusParams },
   handler: async (ctx, { user_id, ...params }) => {
     const target = await accessUserById(ctx.app, ctx.user, user_id, { forAdmin: true });
-    const change = checkStatusChange(undefined, params);
+    const change = await checkStatusChange(ctx, undefined, params);
     await transact(ctx.app, (tx) => doUpdateUserStatus(ctx.app, tx, target, change, ctx.clientName));
     return {};
   },

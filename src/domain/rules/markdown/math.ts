@@ -1,11 +1,15 @@
 // TeX via KaTeX, called the way Zulip's katex service calls it: renderToString with
 // default options and throwOnError, so errors become Zulip's tex-error markup.
-import katex from 'katex';
+import type Katex from 'katex';
+import { lazyRequire } from '../../../lazy.js';
+
+// KaTeX is loaded when a message first contains math.
+const katex = lazyRequire<typeof Katex>('katex');
 import { escapeText } from './html.js';
 
 function renderTex(tex: string, displayMode: boolean): string | null {
   try {
-    return katex.renderToString(tex, { displayMode, throwOnError: true });
+    return katex().renderToString(tex, { displayMode, throwOnError: true });
   } catch {
     return null;
   }

@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppCtx } from '../domain/context.js';
+import type { Metrics } from './metrics.js';
+
+/**
+ * Request ids, one structured log line per request and request metrics.
+ *
+ * The log line (pino, level info, msg "request") has the request id, method,
+ * route pattern (never the raw URL: query strings carry parameters), status,
+ * time in ms and the authenticated user id. Parameters, bodies and headers are
+ * never logged, so credentials cannot reach the logs.
+ */
+
+/** Ids a proxy may pass in X-Request-Id; anything else is replaced by our own. */
+const GOOD_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+const PREFIX = randomBytes(4).toString('hex');
+let counter = 0;
+
+export function genRequestId(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  if (typeof given === 'string' && GOOD_ID.test(given)) return given;
+  counter = (counter + 1) % Number.MAX_SAFE_INTEGER;
+  return `${PREFIX}-${counter.toString(36)}`;
+}
+
+/** The authenticated user, recorded by the API handler for the log line. */
+export function noteUser(req: FastifyRequest, userId: number): void {
+  (req as { parleyUserId?: number }).parleyUserId = userId;
+}
+
+/** Where an unexpected error was thrown, as "file:line" in our sources, without a stack trace. */
+export function errorSite(err: unknown): string | undefined {
+  const stack = err instanceof Error ? err.stack : undefined;
+  if (!stack) return undefined;
+  for (const line of stack.split('\n').slice(1)) {
+    const m = /((?:src|dist)\/[^\s():]+:\d+)/.exec(line);
+    if (m) return m[1];
+  }
+  return undefined;
+}
+
+/** An error reduced to what is safe to log: its class, message and code. */
+export function loggableError(err: unknown): Record<string, unknown> {
+  const e = err as { name?: string; message?: string; code?: unknown };
+  return { type: e?.name ?? typeof err, message: String(e?.message ?? err).slice(0, 500), code: e?.code, site: errorSite(err) };
+}
+
+export function registerRequestLogging(fastify: FastifyInstance, app: AppCtx, metrics: Metrics): void {
+  fastify.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    reply.header('x-request-id', req.id);
+    done();
+  });
+  fastify.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    const ms = reply.elapsedTime;
+    metrics.observe(req.method, route, reply.statusCode, ms);
+    const log = app.log;
+    if (log.isLevelEnabled('info')) {
+      log.info(
+        { reqId: req.id, method: req.method, route, status: reply.statusCode, ms: Math.round(ms * 100) / 100, userId: (req as { parleyUserId?: number }).parleyUserId },
+        'request',
+      );
+    }
+    done();
+  });
+}

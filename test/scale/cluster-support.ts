@@ -1,0 +1,107 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+
+/**
+ * Several real Parley processes (`node <build>/src/main.js`) for the
+ * scale-out tests. The build goes to its own directory under
+ * node_modules/.cache, so it never races the dist/ build of the restart test
+ * (packages still resolve from the repository's node_modules).
+ */
+
+export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+export const BUILD_DIR = path.join(ROOT, 'node_modules/.cache/parley-scale-build');
+export const MAIN = path.join(BUILD_DIR, 'src/main.js');
+
+export function buildOnce(): void {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  fs.rmSync(BUILD_DIR, { recursive: true, force: true });
+  try {
+    // Type errors elsewhere in a shared tree do not stop tsc from emitting.
+    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json', '--outDir', BUILD_DIR], { cwd: ROOT, stdio: 'ignore', timeout: 240_000 });
+  } catch {
+    /* checked below */
+  }
+  if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} was not built`);
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = http.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Node {
+  readonly name: string;
+  readonly port: number;
+  readonly base: string;
+  readonly dataDir: string;
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+}
+
+export async function startNode(name: string, env: Record<string, string>): Promise<Node> {
+  const port = await freePort();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `parley-scale-${name}-`));
+  const child = spawn(process.execPath, [MAIN], {
+    env: { ...process.env, PARLEY_PORT: String(port), PARLEY_DATA_DIR: dataDir, PARLEY_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${name} did not become ready`);
+    }
+    try {
+      if ((await fetch(`${base}/ready`)).status === 200) return { name, port, base, dataDir, child, exited };
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function stopNode(n: Node): Promise<void> {
+  if (n.child.exitCode === null && n.child.signalCode === null) {
+    n.child.kill('SIGKILL');
+    await n.exited;
+  }
+  fs.rmSync(n.dataDir, { recursive: true, force: true });
+}
+
+export const basic = (email: string, key: string): string => 'Basic ' + Buffer.from(`${email}:${key}`).toString('base64');
+
+export interface ApiRes {
+  readonly status: number;
+  readonly body: any;
+}
+
+/** A Zulip API call on one node: params JSON-encoded as clients do. */
+export async function api(node: Node, method: string, url: string, params: Record<string, unknown> = {}, auth?: string, signal?: AbortSignal): Promise<ApiRes> {
+  const enc = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+  const full = `${node.base}/api/v1${url}` + (method === 'GET' && enc.size ? `?${enc}` : '');
+  const res = await fetch(full, {
+    method,
+    headers: { ...(auth ? { authorization: auth } : {}), ...(method === 'GET' ? {} : { 'content-type': 'application/x-www-form-urlencoded' }) },
+    body: method === 'GET' ? undefined : enc.toString(),
+    signal,
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+/** The owner's credentials from the zuliprc the first process wrote. */
+export function ownerFromZuliprc(dataDir: string): { email: string; key: string } {
+  const rc = fs.readFileSync(path.join(dataDir, 'zuliprc'), 'utf8');
+  return { email: /email=(.*)/.exec(rc)![1]!.trim(), key: /key=(.*)/.exec(rc)![1]!.trim() };
+}
