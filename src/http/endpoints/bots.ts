@@ -6,8 +6,7 @@ import { doChangeBotDefaultAllPublicStreams, doChangeBotDefaultChannel, doChange
 import { doChangeFullName, doChangeRole, doCreateUser, doDeactivateUser, doRegenerateApiKey } from '../../domain/actions/users.js';
 import { canAdminUser } from '../../domain/access/users.js';
 import { adminRequired, badRequest, insufficientPermission, ownerRequired } from '../../domain/errors.js';
-import { sql } from 'kysely';
-import { realmGroupSettingId, type RealmGroupSetting } from '../../domain/rules/realm-group-settings.js';
+import { userHasRealmPermission, type RealmGroupSetting } from '../../domain/rules/realm-group-settings.js';
 import { BOT_GENERIC, BOT_INCOMING_WEBHOOK, checkBotShortName, checkFullName, isAdminRole, isValidEmail, ROLE_OWNER, ROLES } from '../../domain/rules/users.js';
 import { presentOwnedBot } from '../../presenters/bot.js';
 import { apiEmail, avatarUrl } from '../../presenters/user.js';
@@ -41,24 +40,9 @@ async function checkBotNameAvailable(app: AppCtx, realmId: number, fullName: str
   if (dup) throw badRequest('Name is already in use!');
 }
 
-/**
- * Does the caller hold a realm permission (recursive group membership)? Same
- * query as group-settings' isUserInGroup, with the group id cast so that
- * PostgreSQL types the recursive CTE's seed as an integer.
- */
-async function hasRealmPermission(app: AppCtx, caller: Caller, setting: RealmGroupSetting): Promise<boolean> {
-  const groupId = await realmGroupSettingId(app.db, caller.realmId, setting);
-  const rows = await sql<{ hit: number }>`
-    WITH RECURSIVE reach(id) AS (
-      SELECT CAST(${groupId} AS INTEGER)
-      UNION
-      SELECT s.subgroup_id FROM user_group_subgroups s JOIN reach r ON s.supergroup_id = r.id
-    )
-    SELECT 1 AS hit FROM user_group_members m
-    JOIN users u ON u.id = m.user_id
-    WHERE m.user_id = ${caller.id} AND u.is_active = 1 AND m.group_id IN (SELECT id FROM reach)
-    LIMIT 1`.execute(app.db);
-  return rows.rows.length > 0;
+/** Does the caller hold a realm permission (recursive group membership, one query)? */
+function hasRealmPermission(app: AppCtx, caller: Caller, setting: RealmGroupSetting): Promise<boolean> {
+  return userHasRealmPermission(app.db, caller.realmId, caller.id, setting);
 }
 
 /**
