@@ -1,4 +1,5 @@
 import type { Caller, Tx, TxDb } from '../context.js';
+import { CHANNEL_PERMISSION_NAMES, settingColumn } from '../rules/channels.js';
 import { badRequest, JsonableError } from '../errors.js';
 import {
   dropAnonymousGroup,
@@ -221,24 +222,9 @@ export async function doChangeUserGroupSetting(tx: Tx, caller: Caller, group: Us
   await emitToRealm(tx, group.realm_id, { op: 'update', group_id: group.id, data: { [setting]: apiValue } });
 }
 
-/** Channel permission settings (Zulip's stream_permission_group_settings), as columns of the channels table. */
-const CHANNEL_GROUP_SETTINGS = [
-  'can_add_subscribers_group',
-  'can_administer_channel_group',
-  'can_create_topic_group',
-  'can_delete_any_message_group',
-  'can_delete_own_message_group',
-  'can_move_messages_out_of_channel_group',
-  'can_move_messages_within_channel_group',
-  'can_remove_subscribers_group',
-  'can_resolve_topics_group',
-  'can_send_message_group',
-  'can_subscribe_group',
-] as const;
-
 /** Active (not archived) channels with a permission setting held by one of these groups. */
 async function channelObjections(db: TxDb, realmId: number, using: readonly number[]): Promise<Record<string, unknown>[]> {
-  const cols = CHANNEL_GROUP_SETTINGS.map((n) => `${n}_id` as const);
+  const cols = CHANNEL_PERMISSION_NAMES.map(settingColumn);
   const rows = await db
     .selectFrom('channels')
     .select(['id', ...cols])
@@ -250,7 +236,7 @@ async function channelObjections(db: TxDb, realmId: number, using: readonly numb
   return rows.map((ch) => ({
     type: 'channel',
     channel_id: ch.id,
-    settings: CHANNEL_GROUP_SETTINGS.filter((n) => using.includes(ch[`${n}_id`])),
+    settings: CHANNEL_PERMISSION_NAMES.filter((n) => using.includes(ch[settingColumn(n)])),
   }));
 }
 

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../store/db.js';
 import type { TxDb } from '../context.js';
 import { badRequest, JsonableError } from '../errors.js';
@@ -16,14 +16,23 @@ type AnyDb = Db | TxDb;
  */
 export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
 
-/** Is the user in the group, directly or through any depth of subgroups? One query. */
-export async function isUserInGroup(db: AnyDb, userId: number, groupId: number): Promise<boolean> {
-  const row = await sql<{ hit: number }>`
+/**
+ * The groups reachable downward from the seed groups through subgroups, as a
+ * recursive CTE named `reach(id)`: a group's members are its direct members
+ * and those of every group below it, at any depth.
+ */
+const reachFrom = (seed: RawBuilder<unknown>): RawBuilder<unknown> => sql`
     WITH RECURSIVE reach(id) AS (
-      SELECT CAST(${groupId} AS integer)
+      ${seed}
       UNION
       SELECT s.subgroup_id FROM user_group_subgroups s JOIN reach r ON s.supergroup_id = r.id
-    )
+    )`;
+// PostgreSQL types a bare parameter as text; the cast makes the CTE's seed an integer.
+const fromGroup = (groupId: number): RawBuilder<unknown> => reachFrom(sql`SELECT CAST(${groupId} AS integer)`);
+
+/** Is the user in the group, directly or through any depth of subgroups? One query. */
+export async function isUserInGroup(db: AnyDb, userId: number, groupId: number): Promise<boolean> {
+  const row = await sql<{ hit: number }>`${fromGroup(groupId)}
     SELECT 1 AS hit FROM user_group_members m
     JOIN users u ON u.id = m.user_id
     WHERE m.user_id = ${userId} AND u.is_active = 1 AND m.group_id IN (SELECT id FROM reach)
@@ -39,12 +48,7 @@ export async function isUserInGroup(db: AnyDb, userId: number, groupId: number):
 export async function isUserInAnyGroup(db: AnyDb, userId: number, groupIds: readonly number[]): Promise<boolean> {
   const ids = [...new Set(groupIds)];
   if (ids.length === 0) return false;
-  const row = await sql<{ hit: number }>`
-    WITH RECURSIVE reach(id) AS (
-      SELECT g.id FROM user_groups g WHERE g.id IN (${sql.join(ids)})
-      UNION
-      SELECT s.subgroup_id FROM user_group_subgroups s JOIN reach r ON s.supergroup_id = r.id
-    )
+  const row = await sql<{ hit: number }>`${reachFrom(sql`SELECT g.id FROM user_groups g WHERE g.id IN (${sql.join(ids)})`)}
     SELECT 1 AS hit FROM user_group_members m
     JOIN users u ON u.id = m.user_id
     WHERE m.user_id = ${userId} AND u.is_active = 1 AND m.group_id IN (SELECT id FROM reach)
@@ -54,12 +58,7 @@ export async function isUserInAnyGroup(db: AnyDb, userId: number, groupIds: read
 
 /** Every active user id in the group, recursively. One query. */
 export async function recursiveMemberIds(db: AnyDb, groupId: number): Promise<number[]> {
-  const rows = await sql<{ user_id: number }>`
-    WITH RECURSIVE reach(id) AS (
-      SELECT CAST(${groupId} AS integer)
-      UNION
-      SELECT s.subgroup_id FROM user_group_subgroups s JOIN reach r ON s.supergroup_id = r.id
-    )
+  const rows = await sql<{ user_id: number }>`${fromGroup(groupId)}
     SELECT DISTINCT m.user_id FROM user_group_members m
     JOIN users u ON u.id = m.user_id
     WHERE u.is_active = 1 AND m.group_id IN (SELECT id FROM reach)
