@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { isPossibleId } from '../domain/rules/ids.js';
 import type { Db } from './db.js';
 import type { TxDb } from '../domain/context.js';
 import type { RealmLinkifierTable } from './client-compat-schema.js';
@@ -14,6 +15,8 @@ export function linkifierRows(db: AnyDb, realmId: number): Promise<LinkifierRow[
 }
 
 export function linkifierById(db: AnyDb, realmId: number, id: number): Promise<LinkifierRow | undefined> {
+  // An id beyond a 32-bit row id cannot exist (and would be a PostgreSQL error).
+  if (!isPossibleId(id)) return Promise.resolve(undefined);
   return db.selectFrom('realm_linkifiers').selectAll().where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
 }
 

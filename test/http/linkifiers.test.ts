@@ -131,6 +131,9 @@ describe('linkifiers: endpoints and events', () => {
     expect((await list()).map((l: { id: number }) => l.id)).toEqual([b, a, c]);
 
     await refused(() => t.delete(`/realm/filters/${c + 1}`, {}, 'iago'), 'Linkifier not found.');
+    // Beyond a 32-bit row id: the same error, never a database error (found by the fuzz test).
+    await refused(() => t.delete('/realm/filters/4294967297', {}, 'iago'), 'Linkifier not found.');
+    await refused(() => t.patch('/realm/filters/4294967297', { pattern: 'x', url_template: 'y' }, 'iago'), 'Linkifier not found.');
     deliveries = await t.captureEvents(async () => expect((await t.delete(`/realm/filters/${c}`, {}, 'iago')).body).toEqual({ result: 'success', msg: '' }));
     expect(deliveries.map((d) => d.event)).toEqual([{ type: 'realm_linkifiers', realm_linkifiers: [second, changed] }]);
   });
