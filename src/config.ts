@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { isValidEmailDomain } from './domain/rules/users.js';
 
 /** Typed configuration, read once from PARLEY_* environment variables. */
 export interface Config {
@@ -11,6 +12,12 @@ export interface Config {
   readonly ownerPassword: string | undefined;
   /** host[:port] clients use to reach the server; used in realm_url and dummy emails. */
   readonly externalHost: string;
+  /**
+   * Domain of bot and dummy API emails when the external host cannot form an
+   * email address (an IP address such as the default 127.0.0.1): Zulip's
+   * FAKE_EMAIL_DOMAIN.
+   */
+  readonly fakeEmailDomain: string;
   /** http or https, for realm_url. */
   readonly externalScheme: string;
   readonly realmName: string;
@@ -53,10 +60,20 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return n;
 }
 
+/**
+ * The fallback fake email domain. Zulip's default is the host itself (useless
+ * when the host is an IP address) and its test servers use zulip.testserver;
+ * we take a name under the reserved .invalid TLD, which no mail can reach.
+ */
+export const DEFAULT_FAKE_EMAIL_DOMAIN = 'parley.invalid';
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const host = env.PARLEY_HOST || '127.0.0.1';
   const port = int(env, 'PARLEY_PORT', 9991);
   const externalHost = env.PARLEY_EXTERNAL_HOST || `${host}:${overrides.port ?? port}`;
+  const fakeDomain = env.PARLEY_FAKE_EMAIL_DOMAIN || DEFAULT_FAKE_EMAIL_DOMAIN;
+  // Zulip's get_fake_email_domain refuses a fallback that cannot form an address; we refuse it at start.
+  if (!isValidEmailDomain(fakeDomain)) throw new Error(`PARLEY_FAKE_EMAIL_DOMAIN: ${JSON.stringify(fakeDomain)} is not a valid email domain`);
   const cost = env.PARLEY_PASSWORD_HASH_COST === 'fast' ? 'fast' : 'default';
   return {
     host,
@@ -66,6 +83,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ownerEmail: env.PARLEY_OWNER_EMAIL || 'owner@example.com',
     ownerPassword: env.PARLEY_OWNER_PASSWORD || undefined,
     externalHost,
+    fakeEmailDomain: fakeDomain,
     externalScheme: env.PARLEY_EXTERNAL_SCHEME === 'https' ? 'https' : 'http',
     realmName: env.PARLEY_REALM_NAME || 'Parley',
     logLevel: env.PARLEY_LOG_LEVEL || 'info',
@@ -93,9 +111,14 @@ export function realmUrl(config: Config): string {
   return `${config.externalScheme}://${config.externalHost}`;
 }
 
-/** Domain of dummy API emails user{id}@{domain}: the external host without its port. */
+/**
+ * Domain of bot emails and dummy API emails user{id}@{domain}, as Zulip's
+ * get_fake_email_domain: the external host without its port when
+ * "bot@{host}" is a valid address (a name, or `localhost`), else
+ * PARLEY_FAKE_EMAIL_DOMAIN (an IP address such as 127.0.0.1 cannot form one).
+ */
 export function fakeEmailDomain(config: Config): string {
   const h = config.externalHost;
-  if (h.startsWith('[')) return h.slice(0, h.indexOf(']') + 1);
-  return h.split(':')[0]!;
+  const host = h.startsWith('[') ? h.slice(0, h.indexOf(']') + 1) : h.split(':')[0]!;
+  return isValidEmailDomain(host) ? host : config.fakeEmailDomain;
 }

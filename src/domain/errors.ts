@@ -36,7 +36,8 @@ export type ErrorCode =
   | 'CANNOT_ADMINISTER_CHANNEL'
   | 'NONEXISTENT_SUBDOMAIN'
   | 'REQUEST_TOO_LARGE'
-  | 'NOT_FOUND';
+  | 'NOT_FOUND'
+  | 'PUSH_SERVICE_NOT_CONFIGURED';
 
 /** All codes with the HTTP status they normally travel with (for docs/errors.md). */
 export const ERROR_CODES: Readonly<Record<ErrorCode, number>> = {
@@ -72,6 +73,7 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, number>> = {
   NONEXISTENT_SUBDOMAIN: 404,
   REQUEST_TOO_LARGE: 413,
   NOT_FOUND: 404,
+  PUSH_SERVICE_NOT_CONFIGURED: 400,
 };
 
 export class JsonableError extends Error {

@@ -1,5 +1,5 @@
 import type { AppCtx, Caller } from '../domain/context.js';
-import { JsonableError, unauthorized } from '../domain/errors.js';
+import { JsonableError, realmDeactivated, unauthorized, userDeactivated } from '../domain/errors.js';
 import { apiKeysEqual, isWellFormedApiKey } from '../domain/rules/credentials.js';
 import { BOT_INCOMING_WEBHOOK } from '../domain/rules/users.js';
 import { fakeEmailDomain } from '../config.js';
@@ -30,10 +30,10 @@ export class AuthCache {
 }
 
 /**
- * HTTP Basic `email:api_key`. As in Zulip's REST decorator, every failure
- * while checking the key is reported as 401 UNAUTHORIZED with a specific msg,
- * in this order: malformed key, unknown key or email mismatch, realm
- * deactivated, user deactivated, webhook-only bot.
+ * HTTP Basic `email:api_key`. As in Zulip's REST decorator, failures are
+ * checked in this order: malformed key, unknown key or email mismatch (401
+ * UNAUTHORIZED), realm deactivated (401 REALM_DEACTIVATED), user deactivated
+ * (401 USER_DEACTIVATED), webhook-only bot (401 UNAUTHORIZED).
  */
 export async function authenticate(app: AppCtx, header: string | undefined): Promise<{ caller: Caller; row: UserRow }> {
   if (!header) throw unauthorized();
@@ -63,8 +63,10 @@ export async function authenticate(app: AppCtx, header: string | undefined): Pro
   if (!row || !apiKeysEqual(row.api_key, key)) throw unauthorized('Invalid API key');
   const api = apiEmail(row, fakeEmailDomain(app.config)).toLowerCase();
   if (email !== row.email_lower && email !== api) throw unauthorized('Invalid API key');
-  if (row.realm_deactivated) throw unauthorized('This organization has been deactivated');
-  if (!row.is_active) throw unauthorized('Account is deactivated');
+  // Zulip's validate_account_and_subdomain: own codes for these two (401
+  // REALM_DEACTIVATED / USER_DEACTIVATED), so a client can tell them from a bad key.
+  if (row.realm_deactivated) throw realmDeactivated();
+  if (!row.is_active) throw userDeactivated();
   if (row.bot_type === BOT_INCOMING_WEBHOOK) throw unauthorized('This API is not available to incoming webhook bots.');
   const { realm_deactivated: _ignored, ...user } = row;
   return {

@@ -28,6 +28,8 @@ import * as presence from './endpoints/presence.js';
 import * as realmEmoji from './endpoints/realm-emoji.js';
 import * as linkifiers from './endpoints/linkifiers.js';
 import * as channelHelpers from './endpoints/channel-helpers.js';
+import * as mutedUsers from './endpoints/muted-users.js';
+import * as devices from './endpoints/devices.js';
 
 /**
  * THE route table: every method + path of the API once. Endpoint files
@@ -157,4 +159,14 @@ export const routes: readonly AnyEndpoint[] = [
   linkifiers.reorderLinkifiers,
   channelHelpers.getChannelTopics,
   channelHelpers.getChannelEmailAddress,
+  // the Zulip mobile app: muted users, devices and push registration (issue 18)
+  mutedUsers.muteUser,
+  mutedUsers.unmuteUser,
+  devices.registerClientDevice,
+  devices.removeClientDevice,
+  devices.registerPushDevice,
+  devices.addApnsDeviceToken,
+  devices.removeApnsDeviceToken,
+  devices.addAndroidRegId,
+  devices.removeAndroidRegId,
 ];

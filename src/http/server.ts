@@ -8,6 +8,7 @@ import type { AnyEndpoint, AuthedCtx, Method, PublicCtx, UploadedFile } from './
 import { parseParams } from './params.js';
 import { routes } from './routes.js';
 import { registerAvatarFiles } from './avatar-files.js';
+import { registerEmojiData } from './emoji-data.js';
 import { registerClientCompat } from './client-compat.js';
 import { genRequestId, loggableError, noteUser, registerRequestLogging } from './logging.js';
 import { Metrics, registerMetricsRoute } from './metrics.js';
@@ -237,6 +238,8 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
 
   // Uploaded avatars (issue 11), outside /api/v1 as in Zulip.
   registerAvatarFiles(fastify, app);
+  // The emoji names the mobile app downloads from server_emoji_data_url (issue 18).
+  registerEmojiData(fastify);
   // Custom emoji images and the presence state's lifecycle (issue 10).
   registerClientCompat(fastify, app);
 

@@ -4,6 +4,7 @@ import * as limits from '../domain/rules/limits.js';
 import { REALM_GROUP_SETTING_DEFAULTS } from '../domain/rules/realm-group-settings.js';
 import { realmSettings } from '../domain/rules/realm-settings.js';
 import { systemGroupIds } from '../store/groups.js';
+import { serverEmojiDataPath } from '../domain/rules/server-emoji-data.js';
 import { groupSettingValues, sharedRealm, systemGroupIdsFor } from './shared.js';
 import type { StateModule } from './types.js';
 
@@ -22,6 +23,24 @@ import type { StateModule } from './types.js';
 
 const GROUP_SETTINGS = Object.keys(REALM_GROUP_SETTING_DEFAULTS) as (keyof typeof REALM_GROUP_SETTING_DEFAULTS)[];
 const GROUP_SETTING_SET: ReadonlySet<string> = new Set(GROUP_SETTINGS);
+
+/**
+ * The deprecated realm_wildcard_mention_policy, still in /register (the
+ * mobile app requires it), derived from can_mention_many_users_group as
+ * Zulip's get_corresponding_policy_value_for_group_setting does: the system
+ * group's old enum value (everyone 1, members 2, full members 3, admins 5,
+ * nobody 6, moderators 7); any other group (owners, a user-defined or an
+ * anonymous group) reads as everyone.
+ */
+const WILDCARD_POLICY_BY_GROUP: Readonly<Record<string, number>> = {
+  'role:everyone': 1,
+  'role:members': 2,
+  'role:fullmembers': 3,
+  'role:administrators': 5,
+  'role:nobody': 6,
+  'role:moderators': 7,
+};
+export const wildcardMentionPolicy = (groupName: string | undefined): number => (groupName !== undefined ? WILDCARD_POLICY_BY_GROUP[groupName] : undefined) ?? 1;
 
 /** The /register key of a realm property (settings already named realm_* keep their name). */
 export const realmKey = (property: string): string => (property.startsWith('realm_') ? property : `realm_${property}`);
@@ -46,6 +65,9 @@ export const realmModule: StateModule = {
     GROUP_SETTINGS.forEach((s, i) => {
       out[realmKey(s)] = presented.get(ids[i]!) ?? ids[i];
     });
+    const mentionGroup = out.realm_can_mention_many_users_group;
+    const systemName = typeof mentionGroup === 'number' ? [...system].find(([, id]) => id === mentionGroup)?.[0] : undefined;
+    out.realm_wildcard_mention_policy = wildcardMentionPolicy(systemName);
 
     const url = realmUrl(app.config);
     const password = Boolean(settings.password_auth_enabled);
@@ -78,6 +100,7 @@ export const realmModule: StateModule = {
       server_generation: 0,
       development_environment: false,
       server_inline_image_preview: true,
+      server_emoji_data_url: url + serverEmojiDataPath(),
       server_inline_url_embed_preview: false,
       server_avatar_changes_disabled: false,
       server_name_changes_disabled: false,
@@ -127,6 +150,15 @@ export const realmModule: StateModule = {
       state[realmKey(event.property)] = event.value;
     } else if (event.op === 'update_dict' && event.data && typeof event.data === 'object') {
       for (const [k, v] of Object.entries(event.data as Record<string, unknown>)) state[realmKey(k)] = v;
+      const data = event.data as Record<string, unknown>;
+      if ('can_mention_many_users_group' in data && 'realm_wildcard_mention_policy' in state) {
+        // Zulip sends no event for the derived legacy value; recompute it from the
+        // realm's groups when the client has them (they name the system groups).
+        const v = data.can_mention_many_users_group;
+        const groups = state.realm_user_groups as { id: number; name: string; is_system_group: boolean }[] | undefined;
+        const g = typeof v === 'number' && Array.isArray(groups) ? groups.find((x) => x.id === v && x.is_system_group) : undefined;
+        if (typeof v !== 'number' || g) state.realm_wildcard_mention_policy = wildcardMentionPolicy(g?.name);
+      }
     }
   },
 };

@@ -48,10 +48,13 @@ describe('HTTP Basic authentication', () => {
     expect(body.user_id).toBe(t.users.bot.id);
   });
 
-  it('a deactivated user gets 401 UNAUTHORIZED "Account is deactivated"', async () => {
+  it('a deactivated user\'s API key gets 401 USER_DEACTIVATED "Account is deactivated" (issue 18 regression)', async () => {
     const u = await t.createUser({ email: 'gone@zulip.com', fullName: 'Gone User' });
     expectSuccess(await t.delete(`/users/${u.id}`, {}, 'iago'));
-    expectError(await t.get('/users/me', {}, u), 401, 'UNAUTHORIZED', 'Account is deactivated');
+    expectError(await t.get('/users/me', {}, u), 401, 'USER_DEACTIVATED', 'Account is deactivated');
+    expectError(await t.post('/register', {}, u), 401, 'USER_DEACTIVATED', 'Account is deactivated');
+    expectError(await t.post('/messages', { type: 'stream', to: 'x', topic: 't', content: 'c' }, u), 401, 'USER_DEACTIVATED', 'Account is deactivated');
+    expectError(await t.post('/fetch_api_key', { username: u.email, password: u.password }, null), 401, 'USER_DEACTIVATED', 'Account is deactivated');
   });
 
   it('cached credentials never outlive a change: deactivation, role change, key change', async () => {
@@ -65,7 +68,7 @@ describe('HTTP Basic authentication', () => {
     const moved = { ...u, apiKey: 'N'.repeat(32) };
     expectSuccess(await t.get('/users/me', {}, moved));
     expectSuccess(await t.delete(`/users/${u.id}`, {}, 'iago'));
-    expectError(await t.get('/users/me', {}, moved), 401, 'UNAUTHORIZED', 'Account is deactivated');
+    expectError(await t.get('/users/me', {}, moved), 401, 'USER_DEACTIVATED', 'Account is deactivated');
   });
 
   it('authentication runs no SQL once the key is cached: /users/me costs one statement', async () => {
@@ -80,7 +83,8 @@ describe('HTTP Basic authentication', () => {
     const u = await t.createUser({ email: 'realmcheck@zulip.com', fullName: 'Realm Check' });
     await t.app.ctx.db.updateTable('realms').set({ deactivated: 1 }).execute();
     try {
-      expectError(await t.get('/users/me', {}, u), 401, 'UNAUTHORIZED', 'This organization has been deactivated');
+      expectError(await t.get('/users/me', {}, u), 401, 'REALM_DEACTIVATED', 'This organization has been deactivated');
+      expectError(await t.post('/register', {}, u), 401, 'REALM_DEACTIVATED', 'This organization has been deactivated');
       expectError(await t.post('/fetch_api_key', { username: u.email, password: FIXTURE_PASSWORD }, null), 401, 'REALM_DEACTIVATED', 'This organization has been deactivated');
     } finally {
       await t.app.ctx.db.updateTable('realms').set({ deactivated: 0 }).execute();

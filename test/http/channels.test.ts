@@ -143,7 +143,9 @@ describe('POST /channels/create', () => {
     const cases: [Record<string, unknown>, number, string, string, Record<string, unknown>?][] = [
       [{ subscribers: [] }, 400, 'REQUEST_VARIABLE_MISSING', "Missing 'name' argument", { var_name: 'name' }],
       [{ name: 'x' }, 400, 'REQUEST_VARIABLE_MISSING', "Missing 'subscribers' argument", { var_name: 'subscribers' }],
-      [{ name: '   ', subscribers: [] }, 400, 'BAD_REQUEST', 'name cannot be blank'],
+      // Issue 18 regression: Zulip's check_stream_name wording, not a generic "cannot be blank".
+      [{ name: '', subscribers: [] }, 400, 'BAD_REQUEST', "Channel name can't be empty."],
+      [{ name: '   ', subscribers: [] }, 400, 'BAD_REQUEST', "Channel name can't be empty."],
       [{ name: 'a'.repeat(61), subscribers: [] }, 400, 'BAD_REQUEST', 'Channel name too long (limit: 60 characters).'],
       [{ name: 'bad\u0007name', subscribers: [] }, 400, 'BAD_REQUEST', 'Invalid character in channel name, at position 4.'],
       [{ name: 'x', subscribers: [], description: 'd'.repeat(1025) }, 400, 'BAD_REQUEST', 'description is too long (limit: 1024 characters)'],

@@ -48,7 +48,7 @@ export async function populate(t: TestServer): Promise<void> {
   expectSuccess(await t.post('/users/me/status', { status_text: 'on a break', emoji_name: 'coffee' }, 'cordelia'));
   expectSuccess(await t.post('/users/me/presence', { status: 'active', new_user_input: true, slim_presence: true }, 'cordelia'));
   expectSuccess(await t.post('/users/me/presence', { status: 'idle', slim_presence: true }, 'othello'));
-  // muted users: added once the endpoint exists
+  expectSuccess(await t.post(`/users/me/muted_users/${t.users.othello.id}`, {}, 'hamlet'));
   expectSuccess(await t.post('/user_topics', { stream_id: chan, topic: 'colours', visibility_policy: 1 }, 'hamlet'));
   expectSuccess(await t.post('/users/me/alert_words', { alert_words: ['logo'] }, 'hamlet'));
   expectSuccess(await t.post('/realm/profile_fields', { name: 'Phone', hint: 'mobile', field_type: 1 }, 'owner'));

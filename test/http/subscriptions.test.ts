@@ -128,6 +128,7 @@ describe('POST /users/me/subscriptions', () => {
       [{ subscriptions: ['x'] }, 400, 'BAD_REQUEST', 'subscriptions[0] is not a dict'],
       [{ subscriptions: [{}] }, 400, 'BAD_REQUEST', 'subscriptions[0]["name"] field is missing'],
       [{ subscriptions: [{ name: '' }] }, 400, 'BAD_REQUEST', "Channel name can't be empty."],
+      [{ subscriptions: [{ name: '  ' }] }, 400, 'BAD_REQUEST', "Channel name can't be empty."],
       [{ subscriptions: [{ name: 'x'.repeat(61) }] }, 400, 'BAD_REQUEST', 'Channel name too long (limit: 60 characters).'],
       [{ subscriptions: [{ name: 'ok', color: 'red' }] }, 400, 'BAD_REQUEST', 'Invalid subscriptions[0]: Value error, add.color is not a valid hex color code'],
       [{ subscriptions: [{ name: 'sub-matrix' }], principals: [424242] }, 400, 'BAD_REQUEST', 'Invalid user ID: 424242'],

@@ -150,3 +150,14 @@ export async function doMarkChannelAsRead(app: AppCtx, caller: Caller, recipient
     return ids.length;
   });
 }
+
+/**
+ * Zulip's do_mark_muted_user_messages_as_read: on muting someone, their
+ * messages still unread by the muter become read (one event, as a read of
+ * exactly those messages); no event when there were none.
+ */
+export async function doMarkSenderAsRead(tx: Tx, caller: Caller, senderId: number): Promise<number[]> {
+  const ids = await markRead(tx, caller, (q) => q.where('message_id', 'in', tx.db.selectFrom('messages').select('id').where('sender_id', '=', senderId)));
+  if (ids.length) tx.emit(caller.realmId, { type: 'update_message_flags', op: 'add', operation: 'add', flag: 'read', messages: ids, all: false }, [caller.id]);
+  return ids;
+}

@@ -58,6 +58,11 @@ export function isValidEmail(email: string): boolean {
   const local = email.slice(0, at);
   const domain = email.slice(at + 1);
   if (!/^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+$/.test(local) || local.startsWith('.') || local.endsWith('.') || local.includes('..')) return false;
+  return isValidEmailDomain(domain);
+}
+
+/** The domain part of isValidEmail: `localhost`, dotted labels ending in a letter TLD, or a bracketed IP literal. */
+export function isValidEmailDomain(domain: string): boolean {
   if (domain === 'localhost') return true;
   return /^(?=.{1,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/.test(domain) || /^\[[0-9a-fA-F:.]+\]$/.test(domain);
 }

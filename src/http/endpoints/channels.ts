@@ -156,7 +156,8 @@ export const createChannel = endpoint({
   auth: 'user',
   guard: requireNonGuest,
   params: {
-    name: p.str(z.string().trim().min(1)),
+    // Not refused here: an empty name is check_stream_name's "Channel name can't be empty.".
+    name: p.str(),
     subscribers: p.json(z.array(z.int())),
     description: descriptionParam().optional(),
     announce: p.bool().default(false),
@@ -173,7 +174,7 @@ export const createChannel = endpoint({
     const db = ctx.app.db;
     const realmId = ctx.user.realmId;
     const v = await viewerOf(ctx);
-    const name = params.name;
+    const name = params.name.trim();
     await checkNameAvailable(ctx, v, name);
     if (params.folder_id !== undefined && !(await folderById(db, realmId, params.folder_id))) throw badRequest('Invalid channel folder ID');
     const retention = parseRetentionDays(readRetention(params.message_retention_days));

@@ -1,0 +1,37 @@
+import type { Db } from './db.js';
+import type { TxDb } from '../domain/context.js';
+
+type AnyDb = Db | TxDb;
+
+/** Queries of client devices and legacy push tokens; no rules, no events. */
+
+export async function insertClientDevice(db: AnyDb, userId: number, now: number): Promise<number> {
+  const row = await db.insertInto('client_devices').values({ user_id: userId, created_at: now }).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** Deletes the user's device; false when the user has no such device. */
+export async function deleteClientDevice(db: AnyDb, userId: number, deviceId: number): Promise<boolean> {
+  const res = await db.deleteFrom('client_devices').where('id', '=', deviceId).where('user_id', '=', userId).executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+export async function clientDeviceIdsOfUser(db: AnyDb, userId: number): Promise<number[]> {
+  const rows = await db.selectFrom('client_devices').select('id').where('user_id', '=', userId).orderBy('id').execute();
+  return rows.map((r) => r.id);
+}
+
+/** Adds or refreshes a legacy push token (Zulip's add_push_device_token). */
+export async function upsertPushToken(db: AnyDb, userId: number, kind: number, token: string, iosAppId: string | null, now: number): Promise<void> {
+  await db
+    .insertInto('push_device_tokens')
+    .values({ user_id: userId, kind, token, ios_app_id: iosAppId, last_updated: now })
+    .onConflict((oc) => oc.columns(['user_id', 'kind', 'token']).doUpdateSet({ last_updated: now, ios_app_id: iosAppId }))
+    .execute();
+}
+
+/** Deletes a legacy push token; false when the user had none such. */
+export async function deletePushToken(db: AnyDb, userId: number, kind: number, token: string): Promise<boolean> {
+  const res = await db.deleteFrom('push_device_tokens').where('user_id', '=', userId).where('kind', '=', kind).where('token', '=', token).executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
