@@ -122,6 +122,15 @@ export const ZULIP_NAMES = {
   'PATCH /realm/linkifiers': ['Reorder linkifiers', 'reorder-linkifiers'],
   'GET /users/me/:stream_id/topics': ['Get topics in a channel', 'get-stream-topics'],
   'GET /streams/:stream_id/email_address': ["Get channel's email address", 'get-stream-email-address'],
+  'POST /users/me/muted_users/:muted_user_id': ['Mute a user', 'mute-user'],
+  'DELETE /users/me/muted_users/:muted_user_id': ['Unmute a user', 'unmute-user'],
+  'POST /register_client_device': ['Register a logged-in device', 'register-client-device'],
+  'POST /remove_client_device': ['Remove a registered device', 'remove-client-device'],
+  'POST /mobile_push/register': ['Register E2EE push device', 'register-push-device'],
+  'POST /users/me/apns_device_token': ['Add an APNs device token', ''],
+  'DELETE /users/me/apns_device_token': ['Remove an APNs device token', ''],
+  'POST /users/me/android_gcm_reg_id': ['Add an FCM registration token', ''],
+  'DELETE /users/me/android_gcm_reg_id': ['Remove an FCM registration token', ''],
 };
 
 /** The Markdown page for a route table ({ method, path, auth } entries, in table order). */
