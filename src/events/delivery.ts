@@ -163,6 +163,11 @@ registerShaper('delete_message', ({ clean, queue }) => {
   });
 });
 
+/** realm_emoji: clients with individual_emoji_changes get the one change (add / update_one), not the whole set. */
+registerShaper('realm_emoji', ({ event, clean, queue }) =>
+  queue.capabilities.individual_emoji_changes && event.__individual && typeof event.__individual === 'object' ? (event.__individual as ParleyEvent) : clean,
+);
+
 // presence: state/presence.ts registers its shaper (slim_presence, simplified_presence_events); it is loaded
 // with the state modules wherever queues exist (app.ts -> http routes -> state/register.ts).
 

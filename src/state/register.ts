@@ -30,6 +30,7 @@ export const NO_CAPABILITIES: ClientCapabilities = {
   archived_channels: false,
   empty_topic_name: false,
   simplified_presence_events: false,
+  individual_emoji_changes: false,
 };
 
 export interface RegisterOptions {

@@ -15,6 +15,8 @@ export interface ClientCapabilities {
   readonly archived_channels: boolean;
   readonly empty_topic_name: boolean;
   readonly simplified_presence_events: boolean;
+  /** realm_emoji add / update_one events instead of the whole set (Zulip 12; the mobile app sends it). */
+  readonly individual_emoji_changes: boolean;
 }
 
 /** What a queue (and the /register call that created it) asked for. */

@@ -55,7 +55,8 @@ describe('custom emoji: upload', () => {
     };
     expect(row.file_name).toMatch(/^[0-9a-f]{16}\.png$/);
     expect(deliveries.map((d) => ({ event: d.event, userIds: [...d.userIds].sort((a, b) => a - b) }))).toEqual([
-      { event: { type: 'realm_emoji', op: 'update', realm_emoji: { [info.id]: info } }, userIds: allIds() },
+      // The hint is what clients with individual_emoji_changes receive instead (mobile-events.test.ts).
+      { event: { type: 'realm_emoji', op: 'update', realm_emoji: { [info.id]: info }, __individual: { type: 'realm_emoji', op: 'add', emoji: info } }, userIds: allIds() },
     ]);
     expect(await list()).toEqual({ [info.id]: info });
     const img = await t.app.http.inject({ method: 'GET', url: info.source_url });

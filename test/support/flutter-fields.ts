@@ -20,6 +20,8 @@ interface FieldSpec {
   readonly unknownOk?: boolean;
   readonly format?: string;
   readonly byProperty?: Record<string, string>;
+  /** Keys of the enclosing object the app copies into this one before decoding it. */
+  readonly mergeFromParent?: readonly string[];
 }
 type ClassSpec = Record<string, FieldSpec> & { _dispatch?: { key: string; map: Record<string, string> } };
 interface FieldsFile {
@@ -29,11 +31,14 @@ interface FieldsFile {
 
 export const flutterFields: FieldsFile = JSON.parse(readFileSync(new URL('./flutter-fields.json', import.meta.url), 'utf8'));
 
-const PRIMITIVES = new Set(['int', 'number', 'string', 'boolean', 'any', 'hexcolor', 'group_setting', 'string[]']);
+const PRIMITIVES = new Set(['int', 'strictInt', 'number', 'string', 'boolean', 'any', 'hexcolor', 'group_setting', 'string[]']);
 
 function checkPrimitive(type: string, v: unknown): boolean {
   switch (type) {
-    case 'int': return typeof v === 'number' && Number.isInteger(v);
+    // Generated decoders read `(x as num).toInt()`: any JSON number decodes.
+    case 'int': return typeof v === 'number' && Number.isFinite(v);
+    // Hand-written ones read `x as int`: a fraction throws.
+    case 'strictInt': return typeof v === 'number' && Number.isInteger(v);
     case 'number': return typeof v === 'number';
     case 'string': return typeof v === 'string';
     case 'boolean': return typeof v === 'boolean';
@@ -43,7 +48,7 @@ function checkPrimitive(type: string, v: unknown): boolean {
     case 'group_setting':
       return (typeof v === 'number' && Number.isInteger(v)) ||
         (isObject(v) && Array.isArray(v.direct_members) && Array.isArray(v.direct_subgroups) &&
-          [...v.direct_members, ...v.direct_subgroups].every((x) => Number.isInteger(x)));
+          [...v.direct_members, ...v.direct_subgroups].every((x) => typeof x === 'number'));
     default: throw new Error(`unknown primitive ${type}`);
   }
 }
@@ -85,7 +90,10 @@ function fieldProblems(f: FieldSpec, v: unknown, p: string, parent: Record<strin
     return decodeProblems(t.replace(/\?$/, ''), v, p);
   }
   if (f.format === 'hexcolor') return checkPrimitive('hexcolor', v) ? [] : [`${p}: expected #rrggbb, got ${JSON.stringify(v)}`];
-  if (f.class) return decodeProblems(f.class, v, p);
+  if (f.class) {
+    const merged = f.mergeFromParent && isObject(v) ? { ...v, ...Object.fromEntries(f.mergeFromParent.map((k) => [k, parent[k]])) } : v;
+    return decodeProblems(f.class, merged, p);
+  }
   switch (f.type) {
     case 'array': {
       if (!Array.isArray(v)) return [`${p}: expected an array`];

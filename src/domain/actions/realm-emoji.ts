@@ -5,7 +5,7 @@ import { badRequest, JsonableError } from '../errors.js';
 import { realmEmojiCache } from '../access/realm-emoji.js';
 import type { EmojiImages } from '../rules/realm-emoji.js';
 import { isAdminRole } from '../rules/users.js';
-import { presentRealmEmojiDict } from '../../presenters/realm-emoji.js';
+import { presentRealmEmoji, presentRealmEmojiDict } from '../../presenters/realm-emoji.js';
 import { removeEmojiFiles, writeEmojiFiles } from '../../store/emoji-files.js';
 import { activeRealmEmojiByName, deactivateRealmEmoji, insertRealmEmoji, realmEmojiRows, type RealmEmojiRow } from '../../store/realm-emoji.js';
 import { activeUserIds } from '../../store/users.js';
@@ -14,16 +14,19 @@ import { activeUserIds } from '../../store/users.js';
  * Adding and deactivating custom emoji (Zulip's zerver/actions/realm_emoji.py).
  *
  * Event, to every active user, after each change: the whole set, as Zulip
- * sends it to clients without the individual_emoji_changes capability
- * (every client Parley serves):
+ * sends it to clients without the individual_emoji_changes capability:
  *   {type: 'realm_emoji', op: 'update', realm_emoji: {<id>: EmojiInfo, ...}}
+ * Clients with it (the mobile app) get only the change instead (shaped per
+ * queue in events/delivery.ts from the __individual hint):
+ *   {type: 'realm_emoji', op: 'add', emoji: EmojiInfo}
+ *   {type: 'realm_emoji', op: 'update_one', emoji_id: '<id>', data: {deactivated: true}}
  */
 
 export const emojiNameTaken = (): JsonableError => badRequest('A custom emoji with this name already exists.');
 
-async function notifyRealmEmoji(app: AppCtx, tx: Tx, realmId: number): Promise<void> {
+async function notifyRealmEmoji(app: AppCtx, tx: Tx, realmId: number, individual: Record<string, unknown>): Promise<void> {
   const realmEmoji = presentRealmEmojiDict(await realmEmojiRows(tx.db, realmId));
-  tx.emit(realmId, { type: 'realm_emoji', op: 'update', realm_emoji: realmEmoji }, await activeUserIds(tx.db, realmId));
+  tx.emit(realmId, { type: 'realm_emoji', op: 'update', realm_emoji: realmEmoji, __individual: { type: 'realm_emoji', ...individual } }, await activeUserIds(tx.db, realmId));
   realmEmojiCache.invalidate(app.db);
   tx.afterCommit(() => realmEmojiCache.invalidate(app.db));
 }
@@ -47,8 +50,9 @@ export async function checkAddRealmEmoji(app: AppCtx, author: Caller, name: stri
         file_name: fileName,
         is_animated: images.still ? 1 : 0,
       });
-      await notifyRealmEmoji(app, tx, author.realmId);
-      return { id, realm_id: author.realmId, name, author_id: author.id, file_name: fileName, is_animated: images.still ? 1 : 0, deactivated: 0 };
+      const row: RealmEmojiRow = { id, realm_id: author.realmId, name, author_id: author.id, file_name: fileName, is_animated: images.still ? 1 : 0, deactivated: 0 };
+      await notifyRealmEmoji(app, tx, author.realmId, { op: 'add', emoji: presentRealmEmoji(row) });
+      return row;
     });
   } catch (err) {
     await removeEmojiFiles(app.config.dataDir, author.realmId, fileName);
@@ -67,6 +71,6 @@ export async function checkRemoveRealmEmoji(app: AppCtx, caller: Caller, name: s
     if (!row) throw new JsonableError(`Emoji '${name}' does not exist`, { status: 404 });
     if (!isAdminRole(caller.role) && row.author_id !== caller.id) throw badRequest('Must be an organization administrator or emoji author');
     await deactivateRealmEmoji(tx.db, row.id);
-    await notifyRealmEmoji(app, tx, caller.realmId);
+    await notifyRealmEmoji(app, tx, caller.realmId, { op: 'update_one', emoji_id: String(row.id), data: { deactivated: true } });
   });
 }

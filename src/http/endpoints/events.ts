@@ -25,6 +25,7 @@ const capabilitiesSchema = z.object({
   archived_channels: z.boolean().optional(),
   empty_topic_name: z.boolean().optional(),
   simplified_presence_events: z.boolean().optional(),
+  individual_emoji_changes: z.boolean().optional(),
 });
 
 /** Parameters shared by POST /register and queue creation through GET /events. */
