@@ -160,6 +160,16 @@ const RULES: Record<string, Rule> = {
   'PATCH /realm/linkifiers': admin,
   'GET /users/me/:stream_id/topics': any,
   'GET /streams/:stream_id/email_address': any,
+  // the mobile app (issue 18)
+  'POST /users/me/muted_users/:muted_user_id': any,
+  'DELETE /users/me/muted_users/:muted_user_id': any,
+  'POST /register_client_device': any,
+  'POST /remove_client_device': any,
+  'POST /mobile_push/register': human,
+  'POST /users/me/apns_device_token': human,
+  'DELETE /users/me/apns_device_token': human,
+  'POST /users/me/android_gcm_reg_id': human,
+  'DELETE /users/me/android_gcm_reg_id': human,
 };
 
 const SECURITY_HEADERS = {
@@ -189,9 +199,10 @@ function envelope(res: Res, what: string): void {
   if (res.body.result === 'error' && res.status !== 405) expect(typeof res.body.code, what).toBe('string');
 }
 
-function expect401(res: Res, msg: string, what: string): void {
-  expect({ status: res.status, body: res.body }, what).toEqual({ status: 401, body: { result: 'error', msg, code: 'UNAUTHORIZED' } });
-  expect(res.headers['www-authenticate'], what).toBe('Basic realm="zulip"');
+function expect401(res: Res, msg: string, what: string, code = 'UNAUTHORIZED'): void {
+  expect({ status: res.status, body: res.body }, what).toEqual({ status: 401, body: { result: 'error', msg, code } });
+  // Zulip's UnauthorizedError alone carries the challenge; USER_DEACTIVATED is an AuthenticationFailedError.
+  expect(res.headers['www-authenticate'], what).toBe(code === 'UNAUTHORIZED' ? 'Basic realm="zulip"' : undefined);
   expect(res.headers['x-content-type-options'], what).toBe('nosniff');
 }
 
@@ -244,9 +255,9 @@ describe('route-by-role matrix', () => {
         continue;
       }
       expect401(anon, 'Not logged in: API authentication or user session required', `${what} without credentials`);
-      expect401(await t.request(ep.method, url, {}, deactivatedUser), 'Account is deactivated', `${what} as a deactivated user`);
+      expect401(await t.request(ep.method, url, {}, deactivatedUser), 'Account is deactivated', `${what} as a deactivated user`, 'USER_DEACTIVATED');
       // A bot's API email is its delivery email.
-      expect401(await t.request(ep.method, url, {}, deactivatedBot), 'Account is deactivated', `${what} as a deactivated bot`);
+      expect401(await t.request(ep.method, url, {}, deactivatedBot), 'Account is deactivated', `${what} as a deactivated bot`, 'USER_DEACTIVATED');
       expect401(await t.request(ep.method, url, {}, malformed), 'Malformed API key', `${what} with a malformed key`);
       expect401(await t.request(ep.method, url, {}, wrong), 'Invalid API key', `${what} with a wrong key`);
       // Another user's email with this key: still the wrong key.
