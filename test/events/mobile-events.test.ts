@@ -3,6 +3,7 @@ import { expectSuccess, startTestServer, type TestServer } from '../support/serv
 import { expectStateConsistent, withoutIds } from '../support/events.js';
 import { multipartRequest, pngImage } from '../support/uploads.js';
 import { APP_REGISTER_PARAMS } from '../support/mobile-app.js';
+import { realmSetting } from '../support/channels.js';
 
 /**
  * Issue 18, events of the mobile app's queues: realm_emoji add / update_one
@@ -56,5 +57,29 @@ describe('mobile app queues', () => {
       APP_REGISTER_PARAMS,
     );
     expect(withoutIds(events).map((e) => `${e.type}${e.op ? '/' + e.op : ''}`)).toEqual(['muted_users', 'device/add', 'device/add', 'device/remove', 'muted_users']);
+  });
+
+  it('realm_wildcard_mention_policy follows can_mention_many_users_group (Zulip sends no event of its own for it)', async () => {
+    const cases: [string | { direct_members: number[]; direct_subgroups: number[] }, number][] = [
+      ['role:members', 2],
+      ['role:fullmembers', 3],
+      ['role:moderators', 7],
+      ['role:nobody', 6],
+      ['role:everyone', 1],
+      ['role:owners', 1],
+      ['role:administrators', 5],
+    ];
+    for (const [value, policy] of cases) {
+      await expectStateConsistent(t, 'hamlet', () => realmSetting(t, 'can_mention_many_users_group', value), APP_REGISTER_PARAMS);
+      expect(expectSuccess(await t.post('/register', APP_REGISTER_PARAMS, 'hamlet')).realm_wildcard_mention_policy).toBe(policy);
+    }
+    // An anonymous group reads as "everyone", as in Zulip.
+    await expectStateConsistent(
+      t,
+      'hamlet',
+      async () => expectSuccess(await t.patch('/realm', { can_mention_many_users_group: { new: { direct_members: [t.users.iago.id], direct_subgroups: [] } } }, 'owner')),
+      APP_REGISTER_PARAMS,
+    );
+    expect(expectSuccess(await t.post('/register', APP_REGISTER_PARAMS, 'hamlet')).realm_wildcard_mention_policy).toBe(1);
   });
 });
