@@ -28,6 +28,7 @@ import * as presence from './endpoints/presence.js';
 import * as realmEmoji from './endpoints/realm-emoji.js';
 import * as linkifiers from './endpoints/linkifiers.js';
 import * as channelHelpers from './endpoints/channel-helpers.js';
+import * as uploads from './endpoints/uploads.js';
 
 /**
  * THE route table: every method + path of the API once. Endpoint files
@@ -157,4 +158,9 @@ export const routes: readonly AnyEndpoint[] = [
   linkifiers.reorderLinkifiers,
   channelHelpers.getChannelTopics,
   channelHelpers.getChannelEmailAddress,
+  // files: uploads, temporary URLs, attachments (issue 15)
+  uploads.uploadFile,
+  uploads.getFileTemporaryUrl,
+  uploads.getAttachments,
+  uploads.removeAttachment,
 ];

@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { AttachmentTables } from './attachments-schema.js';
 import type { ChannelTables } from './channels-schema.js';
 import type { ClientCompatTables } from './client-compat-schema.js';
 import type { EventsTables } from './events-schema.js';
@@ -159,7 +160,7 @@ export interface UserStatusTable {
   timestamp: number;
 }
 
-export interface Database extends ChannelTables, EventsTables, MessageTables, ClientCompatTables {
+export interface Database extends ChannelTables, EventsTables, MessageTables, ClientCompatTables, AttachmentTables {
   realms: RealmTable;
   users: UserTable;
   user_groups: UserGroupTable;

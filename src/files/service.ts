@@ -1,0 +1,128 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { Config } from '../config.js';
+import type { AppCtx } from '../domain/context.js';
+import { LocalStorage } from './local.js';
+import { S3Storage } from './s3.js';
+import { thumbnailKey, type FileStorage } from './storage.js';
+import { makeThumbnails, type ImageFacts } from './thumbnails.js';
+import { attachmentById, fileSecret, THUMBNAIL_DONE, THUMBNAIL_FAILED, THUMBNAIL_PENDING, type AttachmentRow } from '../store/attachments.js';
+import { cleanUnclaimedUploads, doFinishThumbnail } from '../domain/actions/attachments.js';
+import { openTag } from '../domain/rules/markdown/html.js';
+import { PLACEHOLDER_SRC, thumbnailAttrs } from '../domain/rules/markdown/previews.js';
+import { uploadUrl } from './names.js';
+
+export function createStorage(config: Config): FileStorage {
+  const s = config.s3;
+  if (!s.bucket) return new LocalStorage(config.dataDir);
+  return new S3Storage({ ...s, bucket: s.bucket });
+}
+
+const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeAttr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/**
+ * Background work on uploads in this process: thumbnails (made after the
+ * upload's transaction commits, never inside it, then swapped into the
+ * messages that link the image with rendering_only update_message events,
+ * as Zulip's thumbnail worker does), the unclaimed-upload cleaner on a timer,
+ * and the secret signing temporary URLs.
+ *
+ * There is no jobs table on this branch: the cleaner is a timer in every
+ * process, and its deletes are idempotent (a row goes in exactly one
+ * transaction, files are removed after, a missing file is not an error).
+ */
+export class FileService {
+  private readonly pending = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | undefined;
+  private secret: Promise<Buffer> | undefined;
+  constructor(
+    private readonly app: AppCtx,
+    readonly storage: FileStorage,
+  ) {}
+
+  start(): void {
+    const every = this.app.config.uploadCleanerIntervalMs;
+    if (every > 0) {
+      this.timer = setInterval(() => void this.clean().catch((e) => this.app.log.warn({ err: (e as Error).message }, 'upload cleaner failed')), every);
+      this.timer.unref();
+    }
+  }
+
+  clean(now?: number): Promise<number> {
+    return cleanUnclaimedUploads(this.app, this.storage, this.app.config.uploadGraceDays, now);
+  }
+
+  /** Makes an upload's thumbnails in the background. */
+  scheduleThumbnail(row: AttachmentRow): void {
+    const p = this.thumbnail(row).catch((e) => this.app.log.warn({ err: (e as Error).message, attachment: row.id }, 'thumbnailing failed'));
+    this.pending.add(p);
+    void p.finally(() => this.pending.delete(p));
+  }
+
+  /** Resolves when no thumbnail is being made (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.pending.size) await Promise.all([...this.pending]);
+  }
+
+  private async thumbnail(row: AttachmentRow): Promise<void> {
+    const facts: ImageFacts = { width: row.image_width ?? 0, height: row.image_height ?? 0, frames: row.image_frames ?? 1, thumbnail: true };
+    let state = THUMBNAIL_DONE;
+    try {
+      const thumbs = await makeThumbnails(async () => {
+        const f = await this.storage.open(row.path_id);
+        if (!f) throw new Error('upload vanished');
+        return f.stream;
+      }, facts);
+      for (const [name, data] of thumbs) await this.storage.put(thumbnailKey(row.path_id, name), Readable.from([data]), data.length, 'image/webp');
+    } catch {
+      state = THUMBNAIL_FAILED;
+    }
+    const current = await attachmentById(this.app.db, row.id);
+    if (!current || current.thumbnail_state !== THUMBNAIL_PENDING) return;
+    const href = escapeRe(escapeAttr(uploadUrl(row.path_id)));
+    // The <a> around the placeholder carries the upload's URL (relative, or under the realm URL).
+    const re = new RegExp(`(<a href="(?:[^"]*)?${href}"[^>]*>)<img class="image-loading-placeholder"[^>]*>`, 'g');
+    const img = state === THUMBNAIL_DONE ? openTag('img', thumbnailAttrs(row.path_id, { contentType: row.content_type, ...facts })) : '';
+    await doFinishThumbnail(this.app, row, (html) => {
+      if (state === THUMBNAIL_DONE) return html.replace(re, (_m, a: string) => a + img);
+      // A failed thumbnail: drop the preview whose placeholder would spin forever.
+      return html.replace(new RegExp(`<div class="message_inline_image">${re.source}</a></div>`, 'g'), '');
+    }, state);
+    void PLACEHOLDER_SRC;
+  }
+
+  private key(): Promise<Buffer> {
+    this.secret ??= fileSecret(this.app.db, 'temporary_url', randomBytes(32).toString('hex')).then((v) => Buffer.from(v, 'hex'));
+    return this.secret;
+  }
+
+  /** A /user_uploads/temporary/<token>/<name> URL for one upload, valid for config.temporaryUrlSeconds. */
+  async temporaryUrl(row: AttachmentRow): Promise<string> {
+    const exp = Math.floor(Date.now() / 1000) + this.app.config.temporaryUrlSeconds;
+    const body = `${row.id.toString(36)}.${exp.toString(36)}`;
+    const mac = createHmac('sha256', await this.key()).update(`${body}:${row.path_id}`).digest('base64url').slice(0, 32);
+    const name = row.path_id.split('/').pop()!;
+    return `/user_uploads/temporary/${body}.${mac}/${encodeURIComponent(name)}`;
+  }
+
+  /** The attachment id a temporary token names, or null when it is malformed, forged or expired. */
+  async checkTemporaryToken(token: string, lookup: (id: number) => Promise<AttachmentRow | undefined>): Promise<AttachmentRow | null> {
+    const m = /^([0-9a-z]{1,11})\.([0-9a-z]{1,8})\.([A-Za-z0-9_-]{32})$/.exec(token);
+    if (!m) return null;
+    const id = parseInt(m[1]!, 36);
+    const exp = parseInt(m[2]!, 36);
+    if (exp < Math.floor(Date.now() / 1000)) return null;
+    const row = await lookup(id);
+    if (!row) return null;
+    const want = createHmac('sha256', await this.key()).update(`${m[1]}.${m[2]}:${row.path_id}`).digest('base64url').slice(0, 32);
+    if (!timingSafeEqual(Buffer.from(want), Buffer.from(m[3]!))) return null;
+    return row;
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.idle();
+    await this.storage.close?.();
+  }
+}
