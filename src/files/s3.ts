@@ -27,7 +27,14 @@ export class S3Storage implements FileStorage {
   readonly kind = 's3' as const;
   private readonly client: S3Client;
   constructor(private readonly s: S3Settings) {
-    const cfg: S3ClientConfig = { region: s.region, forcePathStyle: s.forcePathStyle };
+    // Checksums only where S3 requires them: S3-compatible stores (MinIO, Ceph, s3rver) differ
+    // in their support for the SDK's newer default trailing checksums.
+    const cfg: S3ClientConfig = {
+      region: s.region,
+      forcePathStyle: s.forcePathStyle,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    };
     if (s.endpoint) cfg.endpoint = s.endpoint;
     if (s.accessKeyId && s.secretAccessKey) cfg.credentials = { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey };
     this.client = new S3Client(cfg);
