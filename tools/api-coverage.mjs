@@ -122,6 +122,10 @@ export const ZULIP_NAMES = {
   'PATCH /realm/linkifiers': ['Reorder linkifiers', 'reorder-linkifiers'],
   'GET /users/me/:stream_id/topics': ['Get topics in a channel', 'get-stream-topics'],
   'GET /streams/:stream_id/email_address': ["Get channel's email address", 'get-stream-email-address'],
+  'POST /user_uploads': ['Upload a file', 'upload-file'],
+  'GET /user_uploads/:realm_id_str/*': ['Get public temporary URL', 'get-file-temporary-url'],
+  'GET /attachments': ['Get attachments', 'get-attachments'],
+  'DELETE /attachments/:attachment_id': ['Delete an attachment', 'remove-attachment'],
 };
 
 /** The Markdown page for a route table ({ method, path, auth } entries, in table order). */

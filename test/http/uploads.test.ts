@@ -188,7 +188,8 @@ describe('temporary URLs', () => {
     expect(got.statusCode).toBe(200);
     expect(got.body).toBe('temporary');
     // Someone who may not read the file gets the missing-file answer, not a URL.
-    expect((await t.get(up.url, {}, 'othello')).status).toBe(404);
+    expectError(await t.get(up.url, {}, 'othello'), 404, 'BAD_REQUEST', 'File not found');
+    expectError(await t.get(up.url.replace(/temp\.txt$/, 'nope.txt'), {}, 'hamlet'), 404, 'BAD_REQUEST', 'File not found');
     // A forged or altered token, or another name, is refused.
     const forged = res.url.replace(/\/temporary\/([^/]+)\//, (_m: string, tok: string) => `/temporary/${tok.slice(0, -1)}${tok.endsWith('A') ? 'B' : 'A'}/`);
     expectError(jsonRes(await fetchUrl(t, forged, null)), 400, 'BAD_REQUEST', 'Invalid token');

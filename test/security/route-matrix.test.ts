@@ -160,6 +160,10 @@ const RULES: Record<string, Rule> = {
   'PATCH /realm/linkifiers': admin,
   'GET /users/me/:stream_id/topics': any,
   'GET /streams/:stream_id/email_address': any,
+  'POST /user_uploads': any,
+  'GET /user_uploads/:realm_id_str/*': any,
+  'GET /attachments': any,
+  'DELETE /attachments/:attachment_id': any,
 };
 
 const SECURITY_HEADERS = {

@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { transact } from '../../domain/context.js';
-import { badRequest, JsonableError } from '../../domain/errors.js';
+import { badRequest, JsonableError, notFound } from '../../domain/errors.js';
 import { canReadUpload } from '../../domain/access/attachments.js';
 import { doCreateAttachment, doDeleteAttachment, listAttachments } from '../../domain/actions/attachments.js';
 import { isPossibleId } from '../../domain/rules/ids.js';
@@ -12,7 +12,6 @@ import { attachmentByPathId } from '../../store/attachments.js';
 import { endpoint, type AuthedCtx } from '../endpoint.js';
 import { discardStaged } from '../../files/staging.js';
 import { p } from '../params.js';
-import { fileNotFound } from '../upload-files.js';
 
 /**
  * POST /user_uploads (Zulip's upload_file_backend): one file of any field
@@ -82,10 +81,8 @@ export const getFileTemporaryUrl = endpoint({
   handler: async (ctx, params) => {
     const parsed = parsePathId(`${params.realm_id_str}/${params['*']}`);
     const row = parsed && parsed.realmId === ctx.user.realmId ? await attachmentByPathId(ctx.app.db, parsed.pathId) : undefined;
-    if (!row || !(await canReadUpload(ctx.app.db, ctx.user, row))) {
-      fileNotFound(ctx.reply);
-      return { raw: true };
-    }
+    // Under /api/v1 the missing-file answer is a JSON 404 (the root-level file route answers Zulip's HTML one).
+    if (!row || !(await canReadUpload(ctx.app.db, ctx.user, row))) throw notFound('File not found');
     return { url: await ctx.app.files.temporaryUrl(row) };
   },
 });
