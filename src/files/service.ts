@@ -11,6 +11,8 @@ import { cleanUnclaimedUploads, doFinishThumbnail } from '../domain/actions/atta
 import { openTag } from '../domain/rules/markdown/html.js';
 import { PLACEHOLDER_SRC, thumbnailAttrs } from '../domain/rules/markdown/previews.js';
 import { uploadUrl } from './names.js';
+import { embedLinkPreview } from '../domain/link-embeds.js';
+import type { SafeFetchLimits } from '../net/safe-fetch.js';
 
 export function createStorage(config: Config): FileStorage {
   const s = config.s3;
@@ -55,12 +57,24 @@ export class FileService {
 
   /** Makes an upload's thumbnails in the background. */
   scheduleThumbnail(row: AttachmentRow): void {
-    const p = this.thumbnail(row).catch((e) => this.app.log.warn({ err: (e as Error).message, attachment: row.id }, 'thumbnailing failed'));
-    this.pending.add(p);
-    void p.finally(() => this.pending.delete(p));
+    this.track(this.thumbnail(row).catch((e) => this.app.log.warn({ err: (e as Error).message, attachment: row.id }, 'thumbnailing failed')));
   }
 
-  /** Resolves when no thumbnail is being made (tests, shutdown). */
+  /** Test hook: widen what link previews may connect to (e.g. a loopback test server). */
+  embedLimits: Partial<SafeFetchLimits> | undefined;
+
+  /** Fetches a link preview for a sent message in the background (caller checked the settings). */
+  scheduleEmbed(messageId: number, url: string): void {
+    this.track(embedLinkPreview(this.app, messageId, url, this.embedLimits).catch((e) => this.app.log.info({ err: (e as Error).message, messageId }, 'no link preview')));
+  }
+
+  private track(p: Promise<unknown>): void {
+    const done = p.then(() => undefined);
+    this.pending.add(done);
+    void done.finally(() => this.pending.delete(done));
+  }
+
+  /** Resolves when no background work (thumbnails, link previews) is under way (tests, shutdown). */
   async idle(): Promise<void> {
     while (this.pending.size) await Promise.all([...this.pending]);
   }

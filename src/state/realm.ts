@@ -78,7 +78,7 @@ export const realmModule: StateModule = {
       server_generation: 0,
       development_environment: false,
       server_inline_image_preview: true,
-      server_inline_url_embed_preview: false,
+      server_inline_url_embed_preview: app.config.linkPreviews,
       server_avatar_changes_disabled: false,
       server_name_changes_disabled: false,
       server_web_public_streams_enabled: false,

@@ -201,37 +201,45 @@ export async function cleanUnclaimedUploads(app: AppCtx, storage: FileStorage, g
   }
 }
 
-/** Re-renders nothing: swaps a placeholder for the thumbnail in messages linking the upload, with rendering_only events. */
+/** Records a thumbnail's outcome and applies `replace` to the messages linking the upload. */
 export async function doFinishThumbnail(app: AppCtx, a: AttachmentRow, replace: (html: string) => string, state: number): Promise<void> {
   await transact(app, async (tx) => {
     await tx.db.updateTable('attachments').set({ thumbnail_state: state }).where('id', '=', a.id).execute();
     const links = await tx.db.selectFrom('attachment_messages').select('message_id').where('attachment_id', '=', a.id).execute();
-    if (links.length === 0) return;
-    const messages = await tx.db.selectFrom('messages').select(['id', 'realm_id', 'content', 'rendered_content']).where('id', 'in', links.map((l) => l.message_id)).execute();
-    const settings = realmSettings((await realmById(tx.db, a.realm_id))!.settings);
-    for (const m of messages) {
-      const html = replace(m.rendered_content);
-      if (html === m.rendered_content) continue;
-      await tx.db.updateTable('messages').set({ rendered_content: html }).where('id', '=', m.id).execute();
-      const rows = await userMessageRows(tx.db, [m.id]);
-      const flags: Record<string, string[]> = {};
-      for (const um of rows) flags[um.user_id] = flagList(um.flags);
-      // Zulip's do_update_embedded_data: user_id null, rendering_only true.
-      const event = {
-        type: 'update_message',
-        user_id: null,
-        edit_timestamp: nowSeconds(),
-        message_id: m.id,
-        message_ids: [m.id],
-        content: m.content,
-        rendered_content: html,
-        rendering_only: true,
-        __flags: flags,
-        __empty_topic_name: settings.realm_empty_topic_display_name,
-      };
-      tx.emit(m.realm_id, event as never, rows.map((r) => r.user_id));
-    }
+    await doRenderingOnlyUpdate(tx, links.map((l) => l.message_id), replace);
   });
+}
+
+/**
+ * Changes the rendered form of messages without an edit (thumbnails ready,
+ * link previews fetched): Zulip's do_update_embedded_data, an update_message
+ * event with user_id null and rendering_only true to everyone with the message.
+ */
+export async function doRenderingOnlyUpdate(tx: Tx, messageIds: readonly number[], replace: (html: string) => string): Promise<void> {
+  if (messageIds.length === 0) return;
+  const messages = await tx.db.selectFrom('messages').select(['id', 'realm_id', 'content', 'rendered_content']).where('id', 'in', [...messageIds]).execute();
+  for (const m of messages) {
+    const html = replace(m.rendered_content);
+    if (html === m.rendered_content) continue;
+    const settings = realmSettings((await realmById(tx.db, m.realm_id))!.settings);
+    await tx.db.updateTable('messages').set({ rendered_content: html }).where('id', '=', m.id).execute();
+    const rows = await userMessageRows(tx.db, [m.id]);
+    const flags: Record<string, string[]> = {};
+    for (const um of rows) flags[um.user_id] = flagList(um.flags);
+    const event = {
+      type: 'update_message',
+      user_id: null,
+      edit_timestamp: nowSeconds(),
+      message_id: m.id,
+      message_ids: [m.id],
+      content: m.content,
+      rendered_content: html,
+      rendering_only: true,
+      __flags: flags,
+      __empty_topic_name: settings.realm_empty_topic_display_name,
+    };
+    tx.emit(m.realm_id, event as never, rows.map((r) => r.user_id));
+  }
 }
 
 /** GET /attachments: the caller's uploads with their messages, and the realm's space used. */

@@ -1,5 +1,6 @@
 import { fakeEmailDomain, realmUrl } from '../../config.js';
 import { claimAttachments, uploadPathIds } from './attachments.js';
+import { embeddableLink } from '../link-embeds.js';
 import { realmOf } from '../realm-row-cache.js';
 import type { AppCtx, Tx } from '../context.js';
 import { announceGroupCommit, groupCommit } from '../group-commit.js';
@@ -363,6 +364,11 @@ async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, anno
     if (autoPolicy !== undefined) await doSetUserTopicPolicy(tx, sender.id, a.channel!, a.topic, autoPolicy);
     return id;
   }, announced);
+  // Link previews that fetch the page: server switch and realm setting both on; after commit, in the background.
+  if (app.config.linkPreviews && settings.inline_url_embed_preview) {
+    const link = embeddableLink(rendered.links);
+    if (link) app.files.scheduleEmbed(id, link);
+  }
   return autoPolicy === undefined ? { id } : { id, automaticNewVisibilityPolicy: autoPolicy };
 }
 
