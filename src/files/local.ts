@@ -49,7 +49,8 @@ export class LocalStorage implements FileStorage {
     try {
       const st = await fs.stat(full);
       if (!st.isFile()) return null;
-      return { stream: createReadStream(full), size: st.size };
+      // 256 KiB reads: fewer syscalls and event-loop turns per file, still bounded memory.
+      return { stream: createReadStream(full, { highWaterMark: 256 * 1024 }), size: st.size };
     } catch {
       return null;
     }
