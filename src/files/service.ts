@@ -7,9 +7,10 @@ import { S3Storage } from './s3.js';
 import { thumbnailKey, type FileStorage } from './storage.js';
 import { makeThumbnails, type ImageFacts } from './thumbnails.js';
 import { attachmentById, fileSecret, THUMBNAIL_DONE, THUMBNAIL_FAILED, THUMBNAIL_PENDING, type AttachmentRow } from '../store/attachments.js';
-import { cleanUnclaimedUploads, doFinishThumbnail } from '../domain/actions/attachments.js';
+import { cleanUnclaimedUploads, doFinishThumbnail, doRenderingOnlyUpdate } from '../domain/actions/attachments.js';
+import { transact } from '../domain/context.js';
 import { openTag } from '../domain/rules/markdown/html.js';
-import { PLACEHOLDER_SRC, thumbnailAttrs } from '../domain/rules/markdown/previews.js';
+import { thumbnailAttrs } from '../domain/rules/markdown/previews.js';
 import { uploadUrl } from './names.js';
 import { embedLinkPreview } from '../domain/link-embeds.js';
 import type { SafeFetchLimits } from '../net/safe-fetch.js';
@@ -22,6 +23,19 @@ export function createStorage(config: Config): FileStorage {
 
 const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const escapeAttr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** Replaces an upload's loading placeholder: by its thumbnail when done, by nothing (no preview) when it failed. */
+function placeholderSwap(row: AttachmentRow, state: number): (html: string) => string {
+  const href = escapeRe(escapeAttr(uploadUrl(row.path_id)));
+  // The <a> around the placeholder carries the upload's URL (relative, or under the realm URL).
+  const re = new RegExp(`(<a href="(?:[^"]*)?${href}"[^>]*>)<img class="image-loading-placeholder"[^>]*>`, 'g');
+  if (state === THUMBNAIL_DONE) {
+    const facts = { contentType: row.content_type, width: row.image_width ?? 0, height: row.image_height ?? 0, frames: row.image_frames ?? 1 };
+    const img = openTag('img', thumbnailAttrs(row.path_id, facts));
+    return (html) => html.replace(re, (_m, a: string) => a + img);
+  }
+  return (html) => html.replace(new RegExp(`\\n?<div class="message_inline_image">${re.source}</a></div>`, 'g'), '');
+}
 
 /**
  * Background work on uploads in this process: thumbnails (made after the
@@ -94,16 +108,28 @@ export class FileService {
     }
     const current = await attachmentById(this.app.db, row.id);
     if (!current || current.thumbnail_state !== THUMBNAIL_PENDING) return;
-    const href = escapeRe(escapeAttr(uploadUrl(row.path_id)));
-    // The <a> around the placeholder carries the upload's URL (relative, or under the realm URL).
-    const re = new RegExp(`(<a href="(?:[^"]*)?${href}"[^>]*>)<img class="image-loading-placeholder"[^>]*>`, 'g');
-    const img = state === THUMBNAIL_DONE ? openTag('img', thumbnailAttrs(row.path_id, { contentType: row.content_type, ...facts })) : '';
-    await doFinishThumbnail(this.app, row, (html) => {
-      if (state === THUMBNAIL_DONE) return html.replace(re, (_m, a: string) => a + img);
-      // A failed thumbnail: drop the preview whose placeholder would spin forever.
-      return html.replace(new RegExp(`<div class="message_inline_image">${re.source}</a></div>`, 'g'), '');
-    }, state);
-    void PLACEHOLDER_SRC;
+    await doFinishThumbnail(this.app, row, placeholderSwap(row, state), state);
+  }
+
+  /**
+   * A message rendered while a thumbnail was pending, whose thumbnail finished
+   * before the message was committed (so the finishing step did not see it):
+   * swap now. Called after a send whose HTML holds a placeholder.
+   */
+  refreshPlaceholders(messageId: number): void {
+    this.track(
+      (async () => {
+        const rows = await this.app.db
+          .selectFrom('attachments')
+          .innerJoin('attachment_messages', 'attachment_messages.attachment_id', 'attachments.id')
+          .selectAll('attachments')
+          .where('attachment_messages.message_id', '=', messageId)
+          .where('attachments.thumbnail_state', 'in', [THUMBNAIL_DONE, THUMBNAIL_FAILED])
+          .execute();
+        if (rows.length === 0) return;
+        await transact(this.app, (tx) => doRenderingOnlyUpdate(tx, [messageId], (html) => rows.reduce((h, r) => placeholderSwap(r, r.thumbnail_state)(h), html)));
+      })().catch((e) => this.app.log.warn({ err: (e as Error).message, messageId }, 'placeholder refresh failed')),
+    );
   }
 
   private key(): Promise<Buffer> {

@@ -77,6 +77,38 @@ describe('thumbnails and inline images', () => {
     expect((await getMessage(t, 'cordelia', id)).content).toBe(done);
   });
 
+  it('a thumbnail finishing between render and commit: the send swaps the placeholder itself', async () => {
+    const files = t.app.ctx.files;
+    const held: AttachmentRow[] = [];
+    const schedule = files.scheduleThumbnail.bind(files);
+    const refresh = files.refreshPlaceholders.bind(files);
+    files.scheduleThumbnail = (row) => void held.push(row);
+    let refreshed: number[] = [];
+    files.refreshPlaceholders = (id) => void refreshed.push(id);
+    let up: { url: string };
+    let id = 0;
+    try {
+      up = expectSuccess(await uploadFile(t, 'hamlet', 'race.png', await pngImage(120, 80), 'image/png'));
+      id = await sendChannelMessage(t, 'hamlet', 'pics', 'r', `[race.png](${up.url})`);
+    } finally {
+      files.scheduleThumbnail = schedule;
+      files.refreshPlaceholders = refresh;
+    }
+    expect(refreshed).toEqual([id]);
+    // The thumbnail is made, but (as in the race) its finishing step found no message yet.
+    await t.app.ctx.db.deleteFrom('attachment_messages').where('message_id', '=', id).execute();
+    schedule(held[0]!);
+    await files.idle();
+    await t.app.ctx.db.insertInto('attachment_messages').values({ attachment_id: held[0]!.id, message_id: id }).execute();
+    expect((await getMessage(t, 'cordelia', id)).content).toContain('image-loading-placeholder');
+    refresh(id);
+    await files.idle();
+    const content = (await getMessage(t, 'cordelia', id)).content;
+    expect(content).not.toContain('image-loading-placeholder');
+    expect(content).toContain(`src="${thumbUrl(up.url)}"`);
+    refreshed = [];
+  });
+
   it('a decompression bomb is stored but never decoded, thumbnailed or previewed; no 5xx', async () => {
     const res = await uploadFile(t, 'hamlet', 'bomb.png', pngBombHeader(100_000, 100_000), 'image/png');
     const up = expectSuccess(res);

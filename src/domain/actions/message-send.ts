@@ -364,6 +364,8 @@ async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, anno
     if (autoPolicy !== undefined) await doSetUserTopicPolicy(tx, sender.id, a.channel!, a.topic, autoPolicy);
     return id;
   }, announced);
+  // A thumbnail that finished between rendering and commit: swap its placeholder now.
+  if (row.has_attachment && rendered.html.includes('image-loading-placeholder')) app.files.refreshPlaceholders(id);
   // Link previews that fetch the page: server switch and realm setting both on; after commit, in the background.
   if (app.config.linkPreviews && settings.inline_url_embed_preview) {
     const link = embeddableLink(rendered.links);
