@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
-import { isValidKey, type FileStorage, type StoredFile } from './storage.js';
+import { isValidKey, type ByteRange, type FileStorage, type StoredFile } from './storage.js';
 
 /**
  * Files under {dataDir}/uploads/files. A key is resolved and must stay inside
@@ -39,7 +39,7 @@ export class LocalStorage implements FileStorage {
     }
   }
 
-  async open(key: string): Promise<StoredFile | null> {
+  async open(key: string, range?: ByteRange): Promise<StoredFile | null> {
     let full: string;
     try {
       full = this.fullPath(key);
@@ -50,7 +50,8 @@ export class LocalStorage implements FileStorage {
       const st = await fs.stat(full);
       if (!st.isFile()) return null;
       // 256 KiB reads: fewer syscalls and event-loop turns per file, still bounded memory.
-      return { stream: createReadStream(full, { highWaterMark: 256 * 1024 }), size: st.size };
+      const opts = range ? { start: range.start, end: range.end } : {};
+      return { stream: createReadStream(full, { highWaterMark: 256 * 1024, ...opts }), size: st.size };
     } catch {
       return null;
     }

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { DeleteObjectsCommand, GetObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { isValidKey, type FileStorage, type StoredFile } from './storage.js';
+import { isValidKey, type ByteRange, type FileStorage, type StoredFile } from './storage.js';
 
 export interface S3Settings {
   readonly bucket: string;
@@ -55,7 +55,7 @@ export class S3Storage implements FileStorage {
     await upload.done();
   }
 
-  async open(key: string): Promise<StoredFile | null> {
+  async open(key: string, range?: ByteRange): Promise<StoredFile | null> {
     let objectKey: string;
     try {
       objectKey = this.objectKey(key);
@@ -63,9 +63,11 @@ export class S3Storage implements FileStorage {
       return null;
     }
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.s.bucket, Key: objectKey }));
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.s.bucket, Key: objectKey, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }));
       if (!out.Body) return null;
-      return { stream: out.Body as Readable, size: Number(out.ContentLength ?? 0) };
+      // A ranged answer's Content-Range ends in "/<total size>".
+      const total = range && out.ContentRange ? Number(out.ContentRange.split('/').pop()) : Number(out.ContentLength ?? 0);
+      return { stream: out.Body as Readable, size: total };
     } catch (e) {
       const err = e as { name?: string; $metadata?: { httpStatusCode?: number } };
       if (err.name === 'NoSuchKey' || err.name === 'NotFound' || err.$metadata?.httpStatusCode === 404) return null;

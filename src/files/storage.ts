@@ -11,15 +11,22 @@ import type { Readable } from 'node:stream';
  */
 export interface StoredFile {
   readonly stream: Readable;
+  /** The whole file's size (a ranged read streams only its range). */
   readonly size: number;
+}
+
+export interface ByteRange {
+  readonly start: number;
+  /** Inclusive. */
+  readonly end: number;
 }
 
 export interface FileStorage {
   readonly kind: 'local' | 's3';
   /** Writes a file from a stream; returns once it is durable. */
   put(key: string, body: Readable, size: number, contentType: string): Promise<void>;
-  /** Opens a file for reading, or null when there is none. */
-  open(key: string): Promise<StoredFile | null>;
+  /** Opens a file (or the inclusive byte range of it) for reading, or null when there is none. */
+  open(key: string, range?: ByteRange): Promise<StoredFile | null>;
   /** Removes files; missing ones are not an error (deletes are idempotent). */
   remove(keys: readonly string[]): Promise<void>;
   close?(): Promise<void>;

@@ -7,7 +7,7 @@ import { noteUser } from './logging.js';
 import { parsePathId } from '../files/names.js';
 import { INLINE_TYPES } from '../files/content-type.js';
 import { SERVER_THUMBNAIL_FORMATS, STILL_FORMAT } from '../files/thumbnails.js';
-import { thumbnailKey } from '../files/storage.js';
+import { thumbnailKey, type ByteRange } from '../files/storage.js';
 import { attachmentById, attachmentByPathId, THUMBNAIL_DONE, type AttachmentRow } from '../store/attachments.js';
 
 /**
@@ -60,18 +60,48 @@ export function contentDisposition(name: string, attachment: boolean): string {
   return `${kind}; filename*=utf-8''${encodeURIComponent(name)}`;
 }
 
-async function sendStored(app: AppCtx, reply: FastifyReply, key: string, contentType: string, name: string, download: boolean): Promise<FastifyReply> {
-  const file = await app.files.storage.open(key);
+/** One "bytes=a-b", "bytes=a-" or "bytes=-n" range of a file of `size` bytes; null: serve it whole; 'bad': unsatisfiable. */
+export function parseRange(header: string | undefined, size: number): ByteRange | null | 'bad' {
+  if (!header) return null;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return null; // several ranges or another unit: the whole file, as RFC 9110 allows
+  let start: number;
+  let end: number;
+  if (m[1] === '') {
+    start = Math.max(0, size - Number(m[2]));
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  }
+  if (!Number.isSafeInteger(start) || start >= size || end < start) return 'bad';
+  return { start, end };
+}
+
+async function sendStored(app: AppCtx, req: FastifyRequest, reply: FastifyReply, key: string, contentType: string, name: string, download: boolean, size?: number): Promise<FastifyReply> {
+  // Media players seek with Range requests (Safari will not play video without them).
+  const range = size !== undefined ? parseRange(req.headers.range, size) : null;
+  if (range === 'bad') {
+    safetyHeaders(reply, 'text/plain');
+    return reply.code(416).header('content-range', `bytes */${size}`).header('content-type', 'text/plain').send('');
+  }
+  const file = await app.files.storage.open(key, range ?? undefined);
   if (!file) return fileNotFound(reply);
   safetyHeaders(reply, contentType);
   const attachment = download || !INLINE_TYPES.has(contentType);
-  return reply
-    .code(200)
+  reply
     .header('content-type', contentType)
-    .header('content-length', String(file.size))
+    .header('accept-ranges', 'bytes')
     .header('content-disposition', contentDisposition(name, attachment))
-    .header('cache-control', 'private, immutable')
-    .send(file.stream);
+    .header('cache-control', 'private, immutable');
+  if (range) {
+    return reply
+      .code(206)
+      .header('content-range', `bytes ${range.start}-${range.end}/${file.size}`)
+      .header('content-length', String(range.end - range.start + 1))
+      .send(file.stream);
+  }
+  return reply.code(200).header('content-length', String(file.size)).send(file.stream);
 }
 
 /** The upload named by the rest of a /user_uploads/ URL (decoded), if the caller may read it. */
@@ -91,7 +121,7 @@ export function registerUploadFiles(fastify: FastifyInstance, app: AppCtx): void
     const caller = await authenticateFileRequest(app, req);
     const row = await readableUpload(app, caller, `${params.realm_id}/${params['*']}`);
     if (!row) return fileNotFound(reply);
-    return sendStored(app, reply, row.path_id, row.content_type, baseName(row.path_id), download);
+    return sendStored(app, req, reply, row.path_id, row.content_type, baseName(row.path_id), download, Number(row.size));
   };
   fastify.get('/user_uploads/:realm_id/*', serve(false));
   fastify.get('/user_uploads/download/:realm_id/*', serve(true));
@@ -107,7 +137,7 @@ export function registerUploadFiles(fastify: FastifyInstance, app: AppCtx): void
     if (!row || row.thumbnail_state !== THUMBNAIL_DONE) return fileNotFound(reply);
     // A still image has no animated variant: Zulip serves the still one.
     const name = format.animated && (row.image_frames ?? 1) <= 1 ? STILL_FORMAT.name : format.name;
-    return sendStored(app, reply, thumbnailKey(row.path_id, name), 'image/webp', name, false);
+    return sendStored(app, req, reply, thumbnailKey(row.path_id, name), 'image/webp', name, false);
   });
 
   fastify.get('/user_uploads/temporary/:token/:filename', async (req, reply) => {
@@ -116,6 +146,6 @@ export function registerUploadFiles(fastify: FastifyInstance, app: AppCtx): void
     // Zulip's serve_local_file_unauthed errors, verbatim.
     if (!row) throw new JsonableError('Invalid token');
     if (baseName(row.path_id) !== filename) throw new JsonableError('Invalid filename');
-    return sendStored(app, reply, row.path_id, row.content_type, baseName(row.path_id), false);
+    return sendStored(app, req, reply, row.path_id, row.content_type, baseName(row.path_id), false, Number(row.size));
   });
 }

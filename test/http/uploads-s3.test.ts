@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { expectSuccess, startTestServer, type TestServer } from '../support/server.js';
+import { basicAuth, expectSuccess, startTestServer, type TestServer } from '../support/server.js';
 import { createChannel, sendChannelMessage } from '../support/messages.js';
 import { fetchUrl, filesUnder, uploadFile } from '../support/files.js';
 import { pngImage } from '../support/uploads.js';
@@ -77,6 +77,10 @@ describe('uploads on an S3-compatible store', () => {
     const got = await fetchUrl(t, up.url, 'hamlet');
     expect(got.statusCode).toBe(200);
     expect(got.rawPayload.equals(big)).toBe(true);
+    // A range straight from the bucket.
+    const part = await t.app.http.inject({ method: 'GET', url: up.url, headers: { authorization: basicAuth(t.users.hamlet), range: 'bytes=4096-8191' } });
+    expect([part.statusCode, part.headers['content-range']]).toEqual([206, `bytes 4096-8191/${big.length}`]);
+    expect(part.rawPayload.equals(big.subarray(4096, 8192))).toBe(true);
   });
 
   it('thumbnails are made from and stored in the bucket', async () => {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, expectSuccess, startTestServer, type TestServer } from '../support/server.js';
+import { basicAuth, expectError, expectSuccess, startTestServer, type TestServer } from '../support/server.js';
 import { createChannel, sendChannelMessage, sendDirectMessage } from '../support/messages.js';
 import { fetchUrl, filesUnder, uploadFile } from '../support/files.js';
 import { multipartRequest, pngImage } from '../support/uploads.js';
@@ -84,6 +84,29 @@ describe('POST /user_uploads', () => {
     } finally {
       await transact(t.app.ctx, (tx) => doSetRealmProperty(tx, t.realmId, 'upload_quota_mib', null));
     }
+  });
+});
+
+describe('ranges and forced downloads', () => {
+  it('serves byte ranges (206), refuses unsatisfiable ones (416); /user_uploads/download/ always downloads', async () => {
+    const up = expectSuccess(await uploadFile(t, 'hamlet', 'range.txt', '0123456789', 'text/plain'));
+    const get = (range: string) => t.app.http.inject({ method: 'GET', url: up.url, headers: { authorization: basicAuth(t.users.hamlet), range } });
+    for (const [range, status, body, cr] of [
+      ['bytes=0-3', 206, '0123', 'bytes 0-3/10'],
+      ['bytes=7-', 206, '789', 'bytes 7-9/10'],
+      ['bytes=-2', 206, '89', 'bytes 8-9/10'],
+      ['bytes=5-100', 206, '56789', 'bytes 5-9/10'],
+    ] as const) {
+      const r = await get(range);
+      expect([r.statusCode, r.body, r.headers['content-range'], r.headers['content-length']], range).toEqual([status, body, cr, String(body.length)]);
+      expect(r.headers['content-security-policy']).toContain('sandbox');
+    }
+    const bad = await get('bytes=10-20');
+    expect([bad.statusCode, bad.headers['content-range']]).toEqual([416, 'bytes */10']);
+    expect((await get('bytes=0-1,4-5')).statusCode).toBe(200);
+    const dl = await fetchUrl(t, up.url.replace('/user_uploads/', '/user_uploads/download/'), 'hamlet');
+    expect([dl.statusCode, dl.body, dl.headers['content-disposition']]).toEqual([200, '0123456789', 'attachment; filename="range.txt"']);
+    expect((await fetchUrl(t, up.url.replace('/user_uploads/', '/user_uploads/download/'), 'cordelia')).statusCode).toBe(404);
   });
 });
 
