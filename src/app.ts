@@ -19,6 +19,7 @@ import { openRedisServices, type RedisServices } from './scale/redis.js';
 import { buildHttpServer } from './http/server.js';
 import { registerPageRoutes } from './http/pages.js';
 import { AuthCache } from './http/auth.js';
+import { createStorage, FileService } from './files/service.js';
 import { migrate, openStore, type Store } from './store/db.js';
 import { defaultRealm } from './store/realms.js';
 
@@ -78,7 +79,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   await queues.restore();
   queues.attach(bus);
-  const ctx: AppCtx = { config, store, db: store.db, bus, log, limiter, authCache, queues };
+  const files = {} as { service?: FileService };
+  const ctx: AppCtx = {
+    config, store, db: store.db, bus, log, limiter, authCache, queues,
+    get files(): FileService {
+      return files.service!;
+    },
+  };
+  files.service = new FileService(ctx, createStorage(config));
+  files.service.start();
   const http = await buildHttpServer(ctx, { logger: false });
   registerPageRoutes(http, ctx);
   const health = new Health(store.db, redis ? () => redis.ping() : undefined);
@@ -94,6 +103,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       await queues.drain();
       await http.close();
       await queues.persist();
+      await files.service!.close();
       await bus.close();
       await redis?.close();
       await store.close();

@@ -50,6 +50,29 @@ export interface Config {
   readonly metricsEnabled: boolean;
   /** If set, GET /metrics requires `Authorization: Bearer <token>`. */
   readonly metricsToken: string | undefined;
+  /** Issue 15: largest accepted upload in MiB (Zulip's MAX_FILE_UPLOAD_SIZE, default 25); /register's max_file_upload_size_mib. */
+  readonly maxFileUploadSizeMib: number;
+  /** S3-compatible storage for uploads; unset bucket: files on local disk under dataDir/uploads. */
+  readonly s3: {
+    readonly bucket: string | undefined;
+    readonly endpoint: string | undefined;
+    readonly region: string;
+    readonly accessKeyId: string | undefined;
+    readonly secretAccessKey: string | undefined;
+    readonly forcePathStyle: boolean;
+    readonly prefix: string;
+  };
+  /** Days an upload no message links may stay before the cleaner removes it (Zulip: DELETE_UNCLAIMED_ATTACHMENTS weeks). */
+  readonly uploadGraceDays: number;
+  /** How often the unclaimed-upload cleaner runs (ms); 0 turns it off. */
+  readonly uploadCleanerIntervalMs: number;
+  /** Lifetime of /user_uploads/temporary/... URLs in seconds (Zulip: 60). */
+  readonly temporaryUrlSeconds: number;
+  /** Fetch remote pages for link previews (message_embed); off by default. */
+  readonly linkPreviews: boolean;
+  /** Link preview fetch limits: total time (ms) and bytes read. */
+  readonly linkPreviewTimeoutMs: number;
+  readonly linkPreviewMaxBytes: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -102,6 +125,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     loginFailWindowSec: int(env, 'PARLEY_LOGIN_FAIL_WINDOW_SEC', 1800),
     metricsEnabled: env.PARLEY_METRICS !== '0' && env.PARLEY_METRICS !== 'false',
     metricsToken: env.PARLEY_METRICS_TOKEN || undefined,
+    maxFileUploadSizeMib: int(env, 'PARLEY_MAX_FILE_UPLOAD_SIZE_MIB', 25),
+    s3: {
+      bucket: env.PARLEY_S3_BUCKET || undefined,
+      endpoint: env.PARLEY_S3_ENDPOINT || undefined,
+      region: env.PARLEY_S3_REGION || 'us-east-1',
+      accessKeyId: env.PARLEY_S3_ACCESS_KEY_ID || undefined,
+      secretAccessKey: env.PARLEY_S3_SECRET_ACCESS_KEY || undefined,
+      forcePathStyle: env.PARLEY_S3_FORCE_PATH_STYLE === '1' || env.PARLEY_S3_FORCE_PATH_STYLE === 'true',
+      prefix: env.PARLEY_S3_PREFIX ?? '',
+    },
+    uploadGraceDays: int(env, 'PARLEY_UPLOAD_GRACE_DAYS', 21),
+    uploadCleanerIntervalMs: int(env, 'PARLEY_UPLOAD_CLEANER_INTERVAL_MS', 3_600_000),
+    temporaryUrlSeconds: int(env, 'PARLEY_TEMPORARY_URL_SECONDS', 60),
+    linkPreviews: env.PARLEY_LINK_PREVIEWS === '1' || env.PARLEY_LINK_PREVIEWS === 'true',
+    linkPreviewTimeoutMs: int(env, 'PARLEY_LINK_PREVIEW_TIMEOUT_MS', 5000),
+    linkPreviewMaxBytes: int(env, 'PARLEY_LINK_PREVIEW_MAX_BYTES', 1_048_576),
     ...overrides,
   };
 }

@@ -131,6 +131,10 @@ export const ZULIP_NAMES = {
   'DELETE /users/me/apns_device_token': ['Remove an APNs device token', ''],
   'POST /users/me/android_gcm_reg_id': ['Add an FCM registration token', ''],
   'DELETE /users/me/android_gcm_reg_id': ['Remove an FCM registration token', ''],
+  'POST /user_uploads': ['Upload a file', 'upload-file'],
+  'GET /user_uploads/:realm_id_str/*': ['Get public temporary URL', 'get-file-temporary-url'],
+  'GET /attachments': ['Get attachments', 'get-attachments'],
+  'DELETE /attachments/:attachment_id': ['Delete an attachment', 'remove-attachment'],
 };
 
 /** The Markdown page for a route table ({ method, path, auth } entries, in table order). */

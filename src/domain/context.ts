@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { FileService } from '../files/service.js';
 import type { Config } from '../config.js';
 import type { EventBus } from '../events/bus.js';
 import type { EventQueues } from '../events/queues.js';
@@ -20,6 +21,8 @@ export interface AppCtx {
   readonly authCache: { clear(): void; get(key: string): any; set(key: string, row: any): void };
   /** Event queues: registration, long-polling, delivery of committed events (events/queues.ts). */
   readonly queues: EventQueues;
+  /** Issue 15: upload storage, thumbnails, the unclaimed-upload cleaner, temporary URLs. */
+  readonly files: FileService;
 }
 
 /** The authenticated caller of a request. */

@@ -10,7 +10,9 @@ import {
   type MentionGroup,
   type MentionUser,
   type RenderResult,
+  type UploadedImage,
 } from './rules/markdown/index.js';
+import { attachmentsByPathIds, THUMBNAIL_DONE, THUMBNAIL_PENDING } from '../store/attachments.js';
 import type { RealmSettings } from './rules/realm-settings.js';
 import { userSettings } from './rules/user-settings.js';
 import { linkifiersForRealm } from './access/linkifiers.js';
@@ -38,7 +40,13 @@ export async function markdownContextFor(app: AppCtx, db: AnyDb, realmId: number
     ...emptyMarkdownContext(realmUrl(app.config)),
     emptyTopicName: settings.realm_empty_topic_display_name,
     defaultCodeBlockLanguage: (settings.default_code_block_language as string | null | undefined) ?? null,
+    inlineImagePreview: settings.inline_image_preview !== false,
   };
+  // Uploaded images: their dimensions and thumbnail state, only when the content links an upload.
+  if (content.includes('user_uploads/')) {
+    const uploads = await uploadedImagesIn(db, realmId, content);
+    ctx.uploadedImage = (pathId) => uploads.get(pathId);
+  }
   if (sender) ctx.sender = { id: sender.id, translateEmoticons: userSettings(sender.settings).translate_emoticons === true };
   // Both cached per realm: no query once loaded (outside transactions).
   ctx.linkifiers = await linkifiersForRealm(db, realmId);
@@ -122,6 +130,27 @@ export async function markdownContextFor(app: AppCtx, db: AnyDb, realmId: number
   return ctx;
 }
 
+const UPLOAD_LINK = /user_uploads\/(\d{1,15}\/[0-9a-f]{1,2}\/[A-Za-z0-9_-]{1,64}\/[^\s)\]>"'/]+)/g;
+
+async function uploadedImagesIn(db: AnyDb, realmId: number, content: string): Promise<Map<string, UploadedImage>> {
+  const ids = new Set<string>();
+  for (const m of content.matchAll(UPLOAD_LINK)) {
+    ids.add(m[1]!);
+    try {
+      ids.add(decodeURIComponent(m[1]!));
+    } catch {
+      /* not percent-encoded text */
+    }
+  }
+  const rows = await attachmentsByPathIds(db, realmId, [...ids].slice(0, 100));
+  const out = new Map<string, UploadedImage>();
+  for (const r of rows) {
+    const state = r.thumbnail_state === THUMBNAIL_DONE ? 'done' : r.thumbnail_state === THUMBNAIL_PENDING ? 'pending' : 'none';
+    out.set(r.path_id, { contentType: r.content_type, width: r.image_width ?? 0, height: r.image_height ?? 0, frames: r.image_frames ?? 1, state });
+  }
+  return out;
+}
+
 /** Renders a message body; a renderer failure refuses the message, as Zulip does. */
 export async function renderMessageContent(
   app: AppCtx,
@@ -142,6 +171,6 @@ export function contentTraits(html: string, links: readonly string[]): { has_lin
   return {
     has_link: links.length > 0 ? 1 : 0,
     has_image: html.includes('class="message_inline_image"') ? 1 : 0,
-    has_attachment: links.some((l) => l.startsWith('/user_uploads/')) ? 1 : 0,
+    has_attachment: links.some((l) => l.startsWith('/user_uploads/') || l.startsWith('user_uploads/')) ? 1 : 0,
   };
 }

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppCtx, Caller } from '../domain/context.js';
 import type { UserRow } from '../store/users.js';
 import type { Infer, ParamDefs } from './params.js';
+import type { StagedFile } from '../files/staging.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -11,6 +12,8 @@ export interface UploadedFile {
   readonly filename: string;
   readonly mimetype: string;
   readonly data: Buffer;
+  /** Issue 15: for POST /user_uploads the bytes are streamed to a temporary file instead of `data`. */
+  readonly staged?: StagedFile;
 }
 
 export interface PublicCtx {

@@ -30,6 +30,7 @@ import * as linkifiers from './endpoints/linkifiers.js';
 import * as channelHelpers from './endpoints/channel-helpers.js';
 import * as mutedUsers from './endpoints/muted-users.js';
 import * as devices from './endpoints/devices.js';
+import * as uploads from './endpoints/uploads.js';
 
 /**
  * THE route table: every method + path of the API once. Endpoint files
@@ -169,4 +170,9 @@ export const routes: readonly AnyEndpoint[] = [
   devices.removeApnsDeviceToken,
   devices.addAndroidRegId,
   devices.removeAndroidRegId,
+  // files: uploads, temporary URLs, attachments (issue 15)
+  uploads.uploadFile,
+  uploads.getFileTemporaryUrl,
+  uploads.getAttachments,
+  uploads.removeAttachment,
 ];

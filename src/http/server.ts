@@ -9,6 +9,8 @@ import { parseParams } from './params.js';
 import { routes } from './routes.js';
 import { registerAvatarFiles } from './avatar-files.js';
 import { registerEmojiData } from './emoji-data.js';
+import { registerUploadFiles } from './upload-files.js';
+import { discardStaged, stageStream, type StagedFile } from '../files/staging.js';
 import { registerClientCompat } from './client-compat.js';
 import { genRequestId, loggableError, noteUser, registerRequestLogging } from './logging.js';
 import { Metrics, registerMetricsRoute } from './metrics.js';
@@ -92,6 +94,9 @@ export function sendError(reply: FastifyReply, err: JsonableError): FastifyReply
   return sendJson(reply, err.status, { result: 'error', msg: err.message, code: err.code, ...err.data });
 }
 
+/** POST /user_uploads under /api/v1 or the web app's /json mirror. */
+const isStagedUploadUrl = (url: string): boolean => /^\/(?:api\/v1|json)\/user_uploads\/?(?:\?|$)/.test(url);
+
 /** A form or multipart field may repeat; like Django's QueryDict[key], the last value wins. */
 function flatten(obj: unknown, files: UploadedFile[] | null): Record<string, string> {
   const out: Record<string, string> = {};
@@ -101,8 +106,11 @@ function flatten(obj: unknown, files: UploadedFile[] | null): Record<string, str
     for (const item of items) {
       if (typeof item === 'string') out[k] = item;
       else if (item && typeof item === 'object' && 'type' in item) {
-        const part = item as { type: string; value?: unknown; filename?: string; mimetype?: string; _buf?: Buffer };
-        if (part.type === 'file') files?.push({ field: k, filename: part.filename ?? '', mimetype: part.mimetype ?? '', data: part._buf ?? Buffer.alloc(0) });
+        const part = item as { type: string; value?: unknown; filename?: string; mimetype?: string; _buf?: Buffer; _staged?: StagedFile };
+        if (part.type === 'file') {
+          const file: UploadedFile = { field: k, filename: part.filename ?? '', mimetype: part.mimetype ?? '', data: part._buf ?? Buffer.alloc(0) };
+          files?.push(part._staged ? { ...file, staged: part._staged } : file);
+        }
         else out[k] = String(part.value ?? '');
       }
     }
@@ -195,11 +203,26 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
   await fastify.register(formbody, { bodyLimit: BODY_LIMIT });
   await fastify.register(multipart, {
     attachFieldsToBody: true,
-    limits: { fileSize: FILE_LIMIT, fieldSize: BODY_LIMIT, files: 10, fields: 1000 },
-    onFile: async (part) => {
+    limits: { fileSize: Math.max(FILE_LIMIT, app.config.maxFileUploadSizeMib * 1024 * 1024), fieldSize: BODY_LIMIT, files: 10, fields: 1000 },
+    async onFile(this: FastifyRequest, part) {
+      // Message uploads stream to a temporary file (memory stays flat whatever the size);
+      // other uploads (avatars, emoji) are small and read into memory.
+      if (isStagedUploadUrl(this.url)) {
+        const staged = await stageStream(app.config.dataDir, part.file);
+        ((this as { parleyStaged?: StagedFile[] }).parleyStaged ??= []).push(staged);
+        (part as unknown as { _staged: StagedFile })._staged = staged;
+        return;
+      }
       (part as unknown as { _buf: Buffer })._buf = await part.toBuffer();
     },
   });
+  // Temporary upload files never outlive their request, whatever happened to it.
+  const dropStaged = async (req: FastifyRequest): Promise<void> => {
+    const staged = (req as { parleyStaged?: StagedFile[] }).parleyStaged;
+    if (staged?.length) await discardStaged(staged.splice(0));
+  };
+  fastify.addHook('onResponse', dropStaged);
+  fastify.addHook('onRequestAbort', dropStaged);
 
   // One JSON log line per request, request metrics, and GET /metrics (outside /api/v1).
   const metrics = new Metrics(app);
@@ -240,6 +263,8 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
   registerAvatarFiles(fastify, app);
   // The emoji names the mobile app downloads from server_emoji_data_url (issue 18).
   registerEmojiData(fastify);
+  // Uploaded files and their thumbnails (issue 15), outside /api/v1 as in Zulip.
+  registerUploadFiles(fastify, app);
   // Custom emoji images and the presence state's lifecycle (issue 10).
   registerClientCompat(fastify, app);
 

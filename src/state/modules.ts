@@ -16,10 +16,37 @@ import { realmEmojiModule } from './realm-emoji.js';
 import { linkifiersModule } from './linkifiers.js';
 import { mutedUsersModule } from './muted-users.js';
 import { devicesModule } from './devices.js';
+import { attachmentsModule } from './attachments.js';
 
 /**
  * Every resource's /register state, in the order keys appear in the
  * response. Each resource appends its module here (one line), as routes.ts
  * lists endpoints.
  */
-export const stateModules: StateModule[] = [realmModule, usersModule, userSettingsModule, alertWordsModule, userGroupsModule, draftsModule, navigationViewsModule, savedSnippetsModule, customProfileFieldsModule, realmBotsModule, userStatusModule, subscriptionsModule, streamsModule, defaultStreamsModule, channelFoldersModule, userTopicsModule, mutedTopicsModule, realmDomainsModule, messagesModule, presenceModule, realmEmojiModule, linkifiersModule, mutedUsersModule, devicesModule];
+export const stateModules: StateModule[] = [
+  ] = [realmModule,
+  usersModule,
+  userSettingsModule,
+  alertWordsModule,
+  userGroupsModule,
+  draftsModule,
+  navigationViewsModule,
+  savedSnippetsModule,
+  customProfileFieldsModule,
+  realmBotsModule,
+  userStatusModule,
+  subscriptionsModule,
+  streamsModule,
+  defaultStreamsModule,
+  channelFoldersModule,
+  userTopicsModule,
+  mutedTopicsModule,
+  realmDomainsModule,
+  messagesModule,
+  presenceModule,
+  realmEmojiModule,
+  linkifiersModule,
+  mutedUsersModule,
+  devicesModule,
+  attachmentsModule,
+];

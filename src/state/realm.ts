@@ -7,6 +7,7 @@ import { systemGroupIds } from '../store/groups.js';
 import { serverEmojiDataPath } from '../domain/rules/server-emoji-data.js';
 import { groupSettingValues, sharedRealm, systemGroupIdsFor } from './shared.js';
 import type { StateModule } from './types.js';
+import { SERVER_THUMBNAIL_FORMATS } from '../files/thumbnails.js';
 
 /**
  * The `realm` part of /register: every realm setting as realm_<name>, the
@@ -91,7 +92,6 @@ export const realmModule: StateModule = {
       realm_presence_disabled: false,
       realm_push_notifications_enabled: false,
       realm_push_notifications_enabled_end_timestamp: null,
-      realm_upload_quota_mib: null,
       realm_available_video_chat_providers: { disabled: { name: 'None', id: 0 }, jitsi_meet: { name: 'Jitsi Meet', id: 1 } },
       realm_default_external_accounts: {},
       realm_is_zephyr_mirror_realm: false,
@@ -101,7 +101,7 @@ export const realmModule: StateModule = {
       development_environment: false,
       server_inline_image_preview: true,
       server_emoji_data_url: url + serverEmojiDataPath(),
-      server_inline_url_embed_preview: false,
+      server_inline_url_embed_preview: app.config.linkPreviews,
       server_avatar_changes_disabled: false,
       server_name_changes_disabled: false,
       server_web_public_streams_enabled: false,
@@ -116,7 +116,8 @@ export const realmModule: StateModule = {
       max_avatar_file_size_mib: limits.MAX_AVATAR_FILE_SIZE_MIB,
       max_icon_file_size_mib: limits.MAX_ICON_FILE_SIZE_MIB,
       max_logo_file_size_mib: limits.MAX_LOGO_FILE_SIZE_MIB,
-      max_file_upload_size_mib: limits.MAX_FILE_UPLOAD_SIZE_MIB,
+      max_file_upload_size_mib: app.config.maxFileUploadSizeMib,
+      server_thumbnail_formats: SERVER_THUMBNAIL_FORMATS,
       max_stream_name_length: limits.MAX_STREAM_NAME_LENGTH,
       max_stream_description_length: limits.MAX_STREAM_DESCRIPTION_LENGTH,
       max_topic_length: limits.MAX_TOPIC_LENGTH,

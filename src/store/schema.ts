@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { AttachmentTables } from './attachments-schema.js';
 import type { ChannelTables } from './channels-schema.js';
 import type { ClientCompatTables } from './client-compat-schema.js';
 import type { MobileTables } from './mobile-schema.js';
@@ -160,7 +161,13 @@ export interface UserStatusTable {
   timestamp: number;
 }
 
-export interface Database extends ChannelTables, EventsTables, MessageTables, ClientCompatTables, MobileTables {
+export interface Database
+  extends ChannelTables,
+    EventsTables,
+    MessageTables,
+    ClientCompatTables,
+    MobileTables,
+    AttachmentTables {
   realms: RealmTable;
   users: UserTable;
   user_groups: UserGroupTable;

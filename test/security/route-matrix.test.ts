@@ -170,6 +170,10 @@ const RULES: Record<string, Rule> = {
   'DELETE /users/me/apns_device_token': human,
   'POST /users/me/android_gcm_reg_id': human,
   'DELETE /users/me/android_gcm_reg_id': human,
+  'POST /user_uploads': any,
+  'GET /user_uploads/:realm_id_str/*': any,
+  'GET /attachments': any,
+  'DELETE /attachments/:attachment_id': any,
 };
 
 const SECURITY_HEADERS = {

@@ -5,6 +5,7 @@ import { accessMessage, eventRecipientIds, MessageViewer } from '../access/messa
 import { realmSettings } from '../rules/realm-settings.js';
 import { userHasRealmPermission } from '../rules/realm-group-settings.js';
 import { nowSeconds } from '../../store/db.js';
+import { detachDeletedMessages } from './attachments.js';
 import { deleteMessages, firstMessageIdOf, type MessageRow } from '../../store/messages.js';
 import { realmById } from '../../store/realms.js';
 import type { ChannelRow } from '../../store/channels.js';
@@ -38,6 +39,7 @@ export async function checkDeleteMessage(app: AppCtx, caller: Caller, messageId:
     const { message: m, channel } = await accessMessage(tx.db, caller, messageId, { forModify: true, viewer: v });
     await checkCanDelete(app, tx.db, v, caller, m, channel);
     const recipients = await eventRecipientIds(tx.db, [m.id], channel);
+    if (m.has_attachment) await detachDeletedMessages(tx, [m.id]);
     await deleteMessages(tx.db, [m.id]);
     const event: Record<string, unknown> = { type: 'delete_message', message_ids: [m.id], message_type: channel ? 'stream' : 'private' };
     if (channel) {

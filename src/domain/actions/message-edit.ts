@@ -6,6 +6,9 @@ import { accessChannelById, checkCanCreateTopic, checkChannelSend, loadViewer } 
 import { accessMessage, MessageViewer } from '../access/messages.js';
 import { linkifiersForRealm } from '../access/linkifiers.js';
 import { contentTraits, renderMessageContent } from '../message-render.js';
+import { realmUrl } from '../../config.js';
+import { updateMessageAttachments, uploadPathIds } from './attachments.js';
+import type { AttachmentObject } from '../../presenters/attachment.js';
 import { topicLinks, normalizeMessageContent } from '../rules/markdown/index.js';
 import { FLAG_MENTIONED, FLAG_READ, FLAG_STREAM_WILDCARD, FLAG_TOPIC_WILDCARD, flagList } from '../rules/message-flags.js';
 import { effectiveTopicsPolicy } from '../rules/channels.js';
@@ -172,7 +175,14 @@ async function remention(app: AppCtx, tx: Tx, user: UserRow, m: MessageRow, sett
 }
 
 /** Returns the number of messages changed. */
-export async function checkUpdateMessage(app: AppCtx, caller: Caller, user: UserRow, messageId: number, input: EditInput): Promise<number> {
+export async function checkUpdateMessage(
+  app: AppCtx,
+  caller: Caller,
+  user: UserRow,
+  messageId: number,
+  input: EditInput,
+  out?: { detachedUploads: AttachmentObject[] },
+): Promise<number> {
   return transact(app, async (tx) => {
     const db = tx.db;
     const v = new MessageViewer(db, caller);
@@ -235,7 +245,17 @@ export async function checkUpdateMessage(app: AppCtx, caller: Caller, user: User
       }
     }
 
-    return doUpdateMessage(app, tx, caller, m, origChannel, target, plan, input.propagateMode, mention, settings, now, v);
+    const changed = await doUpdateMessage(app, tx, caller, m, origChannel, target, plan, input.propagateMode, mention, settings, now, v);
+    // Uploads linked by the message follow its content (only looked at when old or new content links one).
+    if (mention) {
+      const pathIds = uploadPathIds(mention.rendered.links, realmUrl(app.config));
+      if (m.has_attachment || pathIds.length) {
+        const realmPublic = target !== null && !target.invite_only;
+        const detached = await updateMessageAttachments(tx, caller, m.id, pathIds, realmPublic);
+        out?.detachedUploads.push(...detached);
+      }
+    }
+    return changed;
   });
 }
 

@@ -1,4 +1,6 @@
-import { fakeEmailDomain } from '../../config.js';
+import { fakeEmailDomain, realmUrl } from '../../config.js';
+import { claimAttachments, uploadPathIds } from './attachments.js';
+import { embeddableLink } from '../link-embeds.js';
 import { realmOf } from '../realm-row-cache.js';
 import type { AppCtx, Tx } from '../context.js';
 import { announceGroupCommit, groupCommit } from '../group-commit.js';
@@ -360,11 +362,23 @@ async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, anno
     const ums = a.recipients.map((user_id) => ({ user_id, message_id: id, flags: flagsFor(user_id) }));
     await insertUserMessages(tx.db, ums);
     if (a.channel) await afterChannelSend(tx, a.channel, id);
+    // Uploads the message links become its attachments (only when it links one: no statement otherwise).
+    if (row.has_attachment) {
+      const pathIds = uploadPathIds(rendered.links, realmUrl(app.config));
+      await claimAttachments(tx, { id: sender.id, realmId: sender.realm_id, role: sender.role }, id, pathIds, a.channel !== null && !a.channel.invite_only);
+    }
     const people = new Map<number, UserRow>([[sender.id, sender], ...a.participants.map((u) => [u.id, u] as const)]);
     emitMessage(app, tx, realm, settings, { ...row, id }, people, ums, a, input, linkifiers);
     if (autoPolicy !== undefined) await doSetUserTopicPolicy(tx, sender.id, a.channel!, a.topic, autoPolicy);
     return id;
   }, announced);
+  // A thumbnail that finished between rendering and commit: swap its placeholder now.
+  if (row.has_attachment && rendered.html.includes('image-loading-placeholder')) app.files.refreshPlaceholders(id);
+  // Link previews that fetch the page: server switch and realm setting both on; after commit, in the background.
+  if (app.config.linkPreviews && settings.inline_url_embed_preview) {
+    const link = embeddableLink(rendered.links);
+    if (link) app.files.scheduleEmbed(id, link);
+  }
   return autoPolicy === undefined ? { id } : { id, automaticNewVisibilityPolicy: autoPolicy };
 }
 

@@ -13,6 +13,8 @@ export const REALM_SETTING_DEFAULTS = {
   invite_required: true,
   inline_image_preview: true,
   inline_url_embed_preview: false,
+  /** Issue 15: the organization's upload quota in MiB (null: none); set by the server operator, not PATCH /realm. */
+  upload_quota_mib: null as number | null,
   mandatory_topics: false,
   message_retention_days: -1,
   allow_message_editing: true,

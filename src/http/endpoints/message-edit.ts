@@ -9,6 +9,7 @@ import { realmSettings } from '../../domain/rules/realm-settings.js';
 import { messageHistory } from '../../presenters/message-history.js';
 import { realmById } from '../../store/realms.js';
 import { endpoint } from '../endpoint.js';
+import type { AttachmentObject } from '../../presenters/attachment.js';
 import { p } from '../params.js';
 
 /** PATCH and DELETE /messages/{id}, GET /messages/{id}/history. */
@@ -28,14 +29,15 @@ export const updateMessage = endpoint({
     prev_content_sha256: p.str().optional(),
   },
   handler: async (ctx, params) => {
+    const out = { detachedUploads: [] as AttachmentObject[] };
     await checkUpdateMessage(ctx.app, ctx.user, ctx.userRow, params.message_id, {
       content: params.content,
       topic: params.topic,
       streamId: params.stream_id as number | undefined,
       propagateMode: params.propagate_mode,
       prevContentSha256: params.prev_content_sha256,
-    });
-    return { detached_uploads: [] };
+    }, out);
+    return { detached_uploads: out.detachedUploads };
   },
 });
 

@@ -4,7 +4,7 @@
 // previewable URLs. Nothing is fetched. Open Graph embeds come later from a worker in
 // Zulip and are not produced here.
 import { element, openTag } from './html.js';
-import type { MarkdownContext } from './types.js';
+import type { MarkdownContext, UploadedImage } from './types.js';
 
 export interface PreviewCandidate {
   href: string;
@@ -50,9 +50,61 @@ function mediaSrc(url: string, ctx: MarkdownContext): string {
   return local || !ctx.imageProxyUrl ? url : ctx.imageProxyUrl(url);
 }
 
+/** The path id of a link to one of this realm's uploads, or null. */
+export function uploadPathIdOf(href: string, realmUrl: string): string | null {
+  let h = href.startsWith(realmUrl + '/') ? href.slice(realmUrl.length) : href;
+  h = h.replace(/^\//, '').replace(/[?#].*$/s, '');
+  if (!h.startsWith('user_uploads/')) return null;
+  try {
+    const id = decodeURIComponent(h.slice('user_uploads/'.length));
+    return id.split('/').length === 4 ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * An uploaded image (spec §10, Zulip's thumbnail rendering): the thumbnail
+ * once made, a loading placeholder while it is pending, nothing at all for an
+ * upload we refused to thumbnail (e.g. a decompression bomb) or that is not
+ * an image. undefined: not one of our uploads; render as any image URL.
+ */
+function uploadedImageTag(href: string, ctx: MarkdownContext): string | null | undefined {
+  if (!ctx.uploadedImage) return undefined;
+  const pathId = uploadPathIdOf(href, ctx.realmUrl);
+  if (!pathId) return undefined;
+  const img = ctx.uploadedImage(pathId);
+  if (!img) return undefined;
+  if (img.state === 'none') return null;
+  if (img.state === 'pending') {
+    return openTag('img', { class: 'image-loading-placeholder', 'data-original-dimensions': `${img.width}x${img.height}`, src: PLACEHOLDER_SRC });
+  }
+  return openTag('img', thumbnailAttrs(pathId, img));
+}
+
+export const PLACEHOLDER_SRC = '/static/images/loading/loader-black.svg';
+export const THUMBNAIL_NAME = '840x560.webp';
+
+export function thumbnailAttrs(pathId: string, img: Pick<UploadedImage, 'contentType' | 'width' | 'height' | 'frames'>): Record<string, string> {
+  const parts = pathId.split('/');
+  const name = encodeURIComponent(parts.pop()!);
+  const attrs: Record<string, string> = {
+    'data-original-content-type': img.contentType,
+    'data-original-dimensions': `${img.width}x${img.height}`,
+    src: `/user_uploads/thumbnail/${parts.join('/')}/${name}/${THUMBNAIL_NAME}`,
+  };
+  if (img.frames > 1) attrs['data-animated'] = 'true';
+  return attrs;
+}
+
 function previewDiv(c: PreviewCandidate, kind: Kind, ctx: MarkdownContext): string {
   const aAttrs: Record<string, string> = { href: c.href };
   if (c.label !== undefined) aAttrs['title'] = c.label;
+  if (kind.kind === 'image') {
+    const uploaded = uploadedImageTag(c.href, ctx);
+    if (uploaded === null) return '';
+    if (uploaded !== undefined) return element('div', { class: 'message_inline_image' }, element('a', aAttrs, uploaded));
+  }
   if (kind.kind === 'youtube') {
     const img = openTag('img', { src: mediaSrc(`https://i.ytimg.com/vi/${kind.id}/default.jpg`, ctx) });
     return element('div', { class: 'youtube-video message_inline_image' }, element('a', { ...aAttrs, 'data-id': kind.id }, img));

@@ -73,8 +73,22 @@ export interface MarkdownContext {
   latestTopicMessageId?(channelId: number, topic: string): number | undefined;
   /** Realm's inline_image_preview (Zulip's default is on); previews are off when unset. */
   inlineImagePreview?: boolean;
+  /**
+   * Issue 15: facts about an upload of this realm, by path id, for the inline
+   * image of a /user_uploads/ link (thumbnail, "pending" placeholder, or none).
+   */
+  uploadedImage?(pathId: string): UploadedImage | undefined;
   /** Camo-style proxy for external preview images; without it the URL itself is used. */
   imageProxyUrl?(url: string): string;
+}
+
+export interface UploadedImage {
+  readonly contentType: string;
+  readonly width: number;
+  readonly height: number;
+  readonly frames: number;
+  /** 'pending': placeholder until the thumbnail exists; 'done': thumbnail; 'none': no preview (not an image, or refused). */
+  readonly state: 'pending' | 'done' | 'none';
 }
 
 export interface RenderResult {
