@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Typed configuration, read once from PARLEY_* environment variables. */
 export interface Config {
@@ -43,6 +45,20 @@ export interface Config {
   readonly metricsEnabled: boolean;
   /** If set, GET /metrics requires `Authorization: Bearer <token>`. */
   readonly metricsToken: string | undefined;
+  /** Web app sign-ins last this many days (PARLEY_SESSION_DAYS, Zulip's SESSION_COOKIE_AGE is two weeks too). */
+  readonly sessionDays: number;
+  /** The built web app (index.html and static/), written by web/build.mjs; PARLEY_WEB_DIR overrides. */
+  readonly webDir: string;
+}
+
+/** dist/web of the package this module belongs to (src/config.ts in tests, dist/src/config.js when built). */
+function defaultWebDir(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 4; i++) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return path.join(dir, 'dist', 'web');
+    dir = path.dirname(dir);
+  }
+  return path.resolve('dist/web');
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -84,6 +100,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     loginFailWindowSec: int(env, 'PARLEY_LOGIN_FAIL_WINDOW_SEC', 1800),
     metricsEnabled: env.PARLEY_METRICS !== '0' && env.PARLEY_METRICS !== 'false',
     metricsToken: env.PARLEY_METRICS_TOKEN || undefined,
+    sessionDays: int(env, 'PARLEY_SESSION_DAYS', 14),
+    webDir: env.PARLEY_WEB_DIR ? path.resolve(env.PARLEY_WEB_DIR) : defaultWebDir(),
     ...overrides,
   };
 }

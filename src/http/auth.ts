@@ -63,9 +63,17 @@ export async function authenticate(app: AppCtx, header: string | undefined): Pro
   if (!row || !apiKeysEqual(row.api_key, key)) throw unauthorized('Invalid API key');
   const api = apiEmail(row, fakeEmailDomain(app.config)).toLowerCase();
   if (email !== row.email_lower && email !== api) throw unauthorized('Invalid API key');
-  if (row.realm_deactivated) throw unauthorized('This organization has been deactivated');
-  if (!row.is_active) throw unauthorized('Account is deactivated');
-  if (row.bot_type === BOT_INCOMING_WEBHOOK) throw unauthorized('This API is not available to incoming webhook bots.');
+  return callerFromRow(app, row);
+}
+
+/**
+ * The caller for a user row found by a credential (API key or session): the
+ * realm's and the account's state are checked here, once for both.
+ */
+export function callerFromRow(app: AppCtx, row: UserRow & { realm_deactivated: number | boolean }, fail: (msg: string) => JsonableError = unauthorized): { caller: Caller; row: UserRow } {
+  if (row.realm_deactivated) throw fail('This organization has been deactivated');
+  if (!row.is_active) throw fail('Account is deactivated');
+  if (row.bot_type === BOT_INCOMING_WEBHOOK) throw fail('This API is not available to incoming webhook bots.');
   const { realm_deactivated: _ignored, ...user } = row;
   return {
     row: user,
