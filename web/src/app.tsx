@@ -109,6 +109,7 @@ function onGlobalKey(e: KeyboardEvent, search: HTMLInputElement | null): void {
     case '/':
       e.preventDefault();
       search?.focus();
+      search?.select();
       return;
     case 'c': {
       e.preventDefault();

@@ -140,7 +140,9 @@ export function Feed() {
   }
 
   if (!f) return null;
-  const rows: preact.JSX.Element[] = [];
+  // One <section> per recipient group, so that a group's sticky bar never
+  // overlaps the next group's bar.
+  const groups: { first: Message; rows: preact.JSX.Element[] }[] = [];
   let prevKey = '';
   let prev: Message | undefined;
   let markerShown = false;
@@ -148,7 +150,8 @@ export function Feed() {
     const m = messages.get(id);
     if (!m) continue;
     const key = recipientKey(m, s.myId);
-    if (key !== prevKey) rows.push(<RecipientBar key={`bar-${m.id}`} m={m} s={s} />);
+    if (key !== prevKey) groups.push({ first: m, rows: [] });
+    const rows = groups[groups.length - 1]!.rows;
     if (!markerShown && f.firstUnread !== undefined && m.id === f.firstUnread && f.ids[0] !== m.id) {
       markerShown = true;
       rows.push(<div key="unread-marker" class="unread-marker" data-testid="unread-marker" role="separator">New messages</div>);
@@ -158,6 +161,12 @@ export function Feed() {
     prevKey = key;
     prev = m;
   }
+  const rows = groups.map((g) => (
+    <section key={`g-${g.first.id}`} class="group" aria-label={g.first.type === 'stream' ? `${channelName(s, g.first.stream_id)} > ${g.first.subject}` : 'Direct messages'}>
+      <RecipientBar m={g.first} s={s} />
+      {g.rows}
+    </section>
+  ));
 
   return (
     <div class="feed" ref={scroller} onScroll={onScroll} role="log" aria-label={`Messages: ${describeNarrow(s, f.narrow)}`} aria-busy={f.loading} data-testid="feed">

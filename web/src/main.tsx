@@ -54,7 +54,7 @@ function Root() {
     try {
       await start(routeFromLocation());
       setPhase({ name: 'app' });
-      show(store.s!.route);
+      show(routeFromLocation());
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) setPhase({ name: 'login' });
       else setPhase({ name: 'error', msg: (e as { msg?: string }).msg ?? String(e) });

@@ -26,6 +26,7 @@ export function decodeHashComponent(s: string): string {
 export interface NameLookup {
   channelName(id: number): string | undefined;
   userName(id: number): string | undefined;
+  userEmail(id: number): string | undefined;
   channelId(name: string): number | undefined;
   /** A user id for an email or full name (case-insensitive). */
   userId(emailOrName: string): number | undefined;
@@ -149,9 +150,9 @@ export function narrowToSearch(narrow: NarrowTerm[], names: NameLookup): string 
       const neg = t.negated ? '-' : '';
       if (t.operator === 'search') return String(t.operand);
       if (t.operator === 'channel') return `${neg}channel:${quote(names.channelName(Number(t.operand)) ?? String(t.operand))}`;
-      if (t.operator === 'sender') return `${neg}sender:${quote(names.userName(Number(t.operand)) ?? String(t.operand))}`;
+      if (t.operator === 'sender') return `${neg}sender:${names.userEmail(Number(t.operand)) ?? String(t.operand)}`;
       if (t.operator === 'dm' && Array.isArray(t.operand))
-        return `${neg}dm:${t.operand.map((id) => names.userName(id) ?? id).join(',')}`;
+        return `${neg}dm:${t.operand.map((id) => names.userEmail(id) ?? id).join(',')}`;
       return `${neg}${t.operator}:${quote(String(t.operand))}`;
     })
     .join(' ');

@@ -37,6 +37,7 @@ export function names(): NameLookup {
     myId: s.myId,
     channelName: (id) => channelName(s, id),
     userName: (id) => userName(s, id),
+    userEmail: (id) => s.users.get(id)?.email,
     channelId(name) {
       const n = name.toLowerCase();
       for (const c of s.subs.values()) if (c.name.toLowerCase() === n) return c.stream_id;
@@ -60,7 +61,19 @@ export function homeRoute(): Route {
 }
 
 export function routeFromLocation(): Route {
-  return hashToRoute(location.hash) ?? homeRoute();
+  const r = hashToRoute(location.hash) ?? homeRoute();
+  if (r.view === 'feed' && store.s) {
+    // Links may name channels and users instead of giving ids (#narrow/channel/general).
+    const n = names();
+    r.narrow = r.narrow.map((t) => {
+      if ((t.operator === 'channel' || t.operator === 'sender') && typeof t.operand === 'string') {
+        const id = t.operator === 'channel' ? n.channelId(t.operand) : n.userId(t.operand);
+        return id === undefined ? t : { ...t, operand: id };
+      }
+      return t;
+    });
+  }
+  return r;
 }
 
 /** Shows a route: updates the hash (so back/forward work) and loads the feed. */
