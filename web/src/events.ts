@@ -3,7 +3,7 @@
 // rebuilt while the route (narrow) stays; network errors are retried with backoff.
 import { ApiError, call } from './api';
 import { applyEvent } from './apply';
-import { refreshFeed } from './feed-data';
+import { feedBox, messages, refreshFeed } from './feed-data';
 import { changed, dmKey, pendingToasts, store } from './store';
 import type { State, UnreadInfo } from './store';
 import type { Route } from './narrow';
@@ -114,8 +114,11 @@ export async function start(route: Route): Promise<void> {
 export function stop(): void {
   generation++;
   pollAbort?.abort();
-  if (queueId) void call('DELETE', 'events', { queue_id: queueId }).catch(() => {});
+  if (queueId) void call('DELETE', 'events', { queue_id: queueId }, { quiet401: true }).catch(() => {});
   queueId = '';
+  // Nothing of this account may remain for the next one to sign in on this page.
+  messages.clear();
+  feedBox.f = null;
 }
 
 const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));

@@ -74,6 +74,16 @@ export function describeNarrow(s: State, narrow: NarrowTerm[]): string {
     .join(' · ');
 }
 
+/** Clicks inside server-rendered HTML: spoilers open and close. */
+function onContentClick(e: MouseEvent): void {
+  const header = (e.target as HTMLElement).closest?.('.spoiler-header');
+  if (!header) return;
+  const block = header.closest('.spoiler-block');
+  if (!block) return;
+  const open = block.classList.toggle('open');
+  block.querySelector('.spoiler-content')?.setAttribute('aria-hidden', String(!open));
+}
+
 export function Feed() {
   const s = st();
   const f = feedBox.f;
@@ -109,6 +119,14 @@ export function Feed() {
     const io = new IntersectionObserver(
       (entries) => {
         if (document.visibilityState !== 'visible') return;
+        // web_mark_read_on_scroll_policy: 1 always, 2 only in conversation views, 3 never.
+        const cur = st();
+        const policy = cur.settings.web_mark_read_on_scroll_policy as number | undefined;
+        if (policy === 3) return;
+        if (policy === 2 && cur.route.view === 'feed') {
+          const ops = cur.route.narrow.map((t) => t.operator);
+          if (!(ops.includes('dm') || (ops.includes('channel') && ops.includes('topic')))) return;
+        }
         for (const e of entries) {
           if (!e.isIntersecting) continue;
           const id = Number((e.target as HTMLElement).dataset.messageId);
@@ -169,7 +187,7 @@ export function Feed() {
   ));
 
   return (
-    <div class="feed" ref={scroller} onScroll={onScroll} role="log" aria-label={`Messages: ${describeNarrow(s, f.narrow)}`} aria-busy={f.loading} data-testid="feed">
+    <div class="feed" ref={scroller} onScroll={onScroll} onClick={onContentClick} role="log" aria-label={`Messages: ${describeNarrow(s, f.narrow)}`} aria-busy={f.loading} data-testid="feed">
       {!f.loading && (f.foundOldest ? <p class="feed-edge">{f.ids.length ? 'This is the beginning of the conversation.' : ''}</p> : <p class="feed-edge">{f.loadingOlder ? 'Loading older messages…' : ''}</p>)}
       {f.loading && <p class="feed-edge" role="status">Loading messages…</p>}
       {f.error && <p class="feed-error" role="alert">{f.error}</p>}

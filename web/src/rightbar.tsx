@@ -55,11 +55,18 @@ export function RightSidebar() {
                 <span class={`dot ${presence}`} role="img" aria-label={LABEL[presence]} />
                 {withAvatars && <Avatar url={u.avatar_url} name={u.full_name} size={24} />}
                 <span class="uname">
-                  {u.full_name}
-                  {u.user_id === s.myId && <span class="you"> (you)</span>}
+                  <span class="uname-line">
+                    {u.full_name}
+                    {u.user_id === s.myId && <span class="you"> (you)</span>}
+                    {st_?.emoji_code && st_.reaction_type === 'unicode_emoji' && (
+                      <span class="status-emoji" title={st_.emoji_name}>
+                        {' '}
+                        <EmojiImage code={st_.emoji_code} name={st_.emoji_name ?? ''} />
+                      </span>
+                    )}
+                  </span>
+                  {st_?.status_text && s.settings.user_list_style !== 1 && <span class="status-text" data-testid="status-text">{st_.status_text}</span>}
                 </span>
-                {st_?.emoji_code && st_.reaction_type === 'unicode_emoji' && <span class="status-emoji" title={st_.emoji_name}><EmojiImage code={st_.emoji_code} name={st_.emoji_name ?? ''} /></span>}
-                {st_?.status_text && <span class="status-text" data-testid="status-text">{st_.status_text}</span>}
               </button>
             </li>
           );
