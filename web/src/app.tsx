@@ -104,7 +104,9 @@ function onGlobalKey(e: KeyboardEvent, search: HTMLInputElement | null): void {
     return;
   }
   if (typing || e.ctrlKey || e.metaKey || e.altKey || ui.settingsOpen) return;
-  const inFeed = s.route.view === 'feed';
+  // Enter and the arrows keep their own meaning on links and buttons outside the feed.
+  const onFeed = t === document.body || !!t.closest('[data-testid=feed]');
+  const inFeed = s.route.view === 'feed' && onFeed;
   switch (e.key) {
     case '/':
       e.preventDefault();

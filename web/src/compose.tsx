@@ -6,6 +6,7 @@ import { call } from './api';
 import { deleteDraft, draftKey, saveDraft } from './drafts';
 import { EmojiImage, searchEmoji } from './picker';
 import { changed, showError, st } from './store';
+import { ensureTopics } from './sidebar';
 import type { State } from './store';
 import { closeCompose, ui } from './ui';
 
@@ -106,14 +107,18 @@ function suggestions(s: State, before: string): { start: number; items: Suggesti
     if (m[3] !== undefined) {
       const sub = [...s.subs.values()].find((x) => x.name.toLowerCase() === q);
       if (!sub) return null;
+      ensureTopics(s, sub.stream_id);
       const tq = (m[4] ?? '').toLowerCase();
       const topics = (s.topics.get(sub.stream_id) ?? []).filter((t) => t.name.toLowerCase().includes(tq)).slice(0, 8);
-      return { start, items: topics.map((t) => ({ label: `#${sub.name} > ${t.name}`, insert: `#**${sub.name}>${t.name}** ` })) };
+      const items = topics.map((t) => ({ label: `#${sub.name} > ${t.name}`, insert: `#**${sub.name}>${t.name}** ` }));
+      if (tq && !topics.some((t) => t.name.toLowerCase() === tq)) items.push({ label: `#${sub.name} > ${m[4]} (new topic)`, insert: `#**${sub.name}>${m[4]}** ` });
+      items.unshift({ label: `#${sub.name} (the channel)`, insert: `#**${sub.name}** ` });
+      return { start, items };
     }
     const items = [...s.subs.values()]
       .filter((c) => c.name.toLowerCase().includes(q))
       .slice(0, 8)
-      .map((c) => ({ label: `#${c.name}`, insert: `#**${c.name}** ` }));
+      .map((c) => ({ label: `#${c.name}`, insert: `#**${c.name}>` }));
     return { start, items };
   }
   m = /(^|\s):([a-z0-9_+-]{2,30})$/.exec(before);
@@ -213,6 +218,7 @@ export function Compose() {
     requestAnimationFrame(() => {
       el.focus();
       el.setSelectionRange(start + sug.insert.length, start + sug.insert.length);
+      if (sug.insert.endsWith('>')) updateTypeahead(el);
     });
   }
 

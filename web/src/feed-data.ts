@@ -22,6 +22,8 @@ export interface Feed {
   near?: number;
   /** Id of the first unread message when the feed was opened, for the "new messages" marker. */
   firstUnread?: number;
+  /** Set by "mark as unread from here": seen messages stay unread until the narrow is left. */
+  noAutoRead?: boolean;
 }
 
 export const feedBox: { f: Feed | null } = { f: null };
@@ -157,7 +159,7 @@ let readTimer: ReturnType<typeof setTimeout> | undefined;
 /** Called by the feed for unread messages that are on screen while the window has focus. */
 export function markSeen(id: number): void {
   const s = store.s;
-  if (!s || !s.unread.has(id) || pendingRead.has(id)) return;
+  if (!s || !s.unread.has(id) || pendingRead.has(id) || feedBox.f?.noAutoRead) return;
   pendingRead.add(id);
   clearTimeout(readTimer);
   readTimer = setTimeout(flushRead, 300);

@@ -100,6 +100,7 @@ function startEdit(m: Message): void {
 
 function markUnreadFrom(m: Message): void {
   const f = feedBox.f;
+  if (f) f.noAutoRead = true;
   call('POST', 'messages/flags/narrow', {
     anchor: String(m.id),
     include_anchor: true,
@@ -160,6 +161,15 @@ function ActionMenu({ m }: { m: Message }) {
   );
 }
 
+let focusedEdit: HTMLTextAreaElement | null = null;
+/** Focuses the edit box when it appears (not on every re-render, which would steal focus). */
+function focusOnce(el: HTMLTextAreaElement | null): void {
+  if (el && el !== focusedEdit) {
+    focusedEdit = el;
+    el.focus();
+  }
+}
+
 function EditBox({ m }: { m: Message }) {
   const ed = ui.editing!;
   const save = () => {
@@ -177,7 +187,7 @@ function EditBox({ m }: { m: Message }) {
         id={`edit-${m.id}`}
         data-testid="edit-content"
         value={ed.text}
-        ref={(el) => el?.focus()}
+        ref={focusOnce}
         onInput={(e) => (ed.text = e.currentTarget.value)}
         onKeyDown={(e) => {
           if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) save();

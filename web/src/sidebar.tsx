@@ -10,7 +10,7 @@ import { LockIcon } from './icons';
 import type { Subscription } from './types';
 
 const loadingTopics = new Set<number>();
-function ensureTopics(s: State, streamId: number): void {
+export function ensureTopics(s: State, streamId: number): void {
   if (s.topics.has(streamId) || loadingTopics.has(streamId)) return;
   loadingTopics.add(streamId);
   call<{ topics: { name: string; max_id: number }[] }>('GET', `users/me/${streamId}/topics`)

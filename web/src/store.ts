@@ -185,10 +185,28 @@ export function canEdit(s: State, m: Message): boolean {
   return limit == null || limit === 0 || now() - m.timestamp < limit + 5;
 }
 
+type GroupSetting = number | { direct_members?: number[]; direct_subgroups?: number[] };
+
+/** Whether I hold a group-setting permission (a group id, or direct members + subgroups). */
+export function inGroupSetting(s: State, setting: unknown): boolean {
+  if (setting == null) return false;
+  const groups = new Map(((s.realm.realm_user_groups as { id: number; members: number[]; direct_subgroup_ids: number[] }[]) ?? []).map((g) => [g.id, g]));
+  const seen = new Set<number>();
+  const inGroup = (id: number): boolean => {
+    if (seen.has(id)) return false;
+    seen.add(id);
+    const g = groups.get(id);
+    return !!g && (g.members.includes(s.myId) || g.direct_subgroup_ids.some(inGroup));
+  };
+  const v = setting as GroupSetting;
+  if (typeof v === 'number') return inGroup(v);
+  return (v.direct_members ?? []).includes(s.myId) || (v.direct_subgroups ?? []).some(inGroup);
+}
+
 export function canDelete(s: State, m: Message): boolean {
-  const me = s.users.get(s.myId);
-  if (me?.is_admin) return true;
+  if (inGroupSetting(s, s.realm.realm_can_delete_any_message_group)) return true;
   if (m.sender_id !== s.myId) return false;
+  if (s.realm.realm_can_delete_own_message_group !== undefined && !inGroupSetting(s, s.realm.realm_can_delete_own_message_group)) return false;
   const limit = s.realm.realm_message_content_delete_limit_seconds as number | null | undefined;
   return limit == null || now() - m.timestamp < limit;
 }
