@@ -3,7 +3,7 @@
 // the "mark as read when seen" batching.
 import { call } from './api';
 import { narrowKey, narrowMatches } from './narrow';
-import { changed, showError, st, store } from './store';
+import { changed, isTopicMuted, showError, st, store } from './store';
 import type { Message, NarrowTerm } from './types';
 
 export const messages = new Map<number, Message>();
@@ -36,6 +36,11 @@ interface MessagesResponse {
   found_newest: boolean;
 }
 
+/** The Combined feed leaves out muted channels and topics, as Zulip's does (in:home). */
+export function serverNarrow(narrow: NarrowTerm[]): NarrowTerm[] {
+  return narrow.length ? narrow : [{ operator: 'in', operand: 'home' }];
+}
+
 function fetchPage(narrow: NarrowTerm[], anchor: number | 'newest', before: number, after: number, signal?: AbortSignal) {
   return call<MessagesResponse>(
     'GET',
@@ -45,7 +50,7 @@ function fetchPage(narrow: NarrowTerm[], anchor: number | 'newest', before: numb
       num_before: before,
       num_after: after,
       include_anchor: typeof anchor !== 'number' || before + after === 0 || after > 0,
-      narrow,
+      narrow: serverNarrow(narrow),
       apply_markdown: true,
       client_gravatar: false,
     },
@@ -139,7 +144,9 @@ export function addLiveMessage(m: Message): void {
   messages.set(m.id, m);
   const f = feedBox.f;
   if (!f || !f.foundNewest || f.loading) return;
-  if (narrowMatches(f.narrow, m, st().myId) !== true) return;
+  const s = st();
+  if (narrowMatches(f.narrow, m, s.myId) !== true) return;
+  if (f.narrow.length === 0 && m.type === 'stream' && isTopicMuted(s, m.stream_id!, m.subject)) return;
   if (f.ids.includes(m.id)) return;
   f.ids = [...f.ids, m.id].sort((a, b) => a - b);
 }

@@ -3,7 +3,7 @@
 import { useLayoutEffect, useRef } from 'preact/hooks';
 import { call } from './api';
 import { emojiImg } from './emoji';
-import { feedBox, messages } from './feed-data';
+import { feedBox, messages, serverNarrow } from './feed-data';
 import { dmPeers, routeToHash } from './narrow';
 import { canDelete, canEdit, changed, showError, st, toast, userName } from './store';
 import type { State } from './store';
@@ -106,7 +106,7 @@ function markUnreadFrom(m: Message): void {
     include_anchor: true,
     num_before: 0,
     num_after: 1000,
-    narrow: f?.narrow ?? [],
+    narrow: serverNarrow(f?.narrow ?? []),
     op: 'remove',
     flag: 'read',
   }).catch(showError);

@@ -6,6 +6,7 @@ import { dmPeers } from './narrow';
 import { changed, channelName, dmKey, isTopicMuted, showError, st, unreadCounts, userName, userTopicKey } from './store';
 import { narrowTo, openCompose } from './ui';
 import { formatTime } from './message';
+import { messages } from './feed-data';
 import type { Message } from './types';
 
 export function Inbox() {
@@ -85,8 +86,11 @@ export function Recent() {
       });
   }, []);
   if (!list) return <div class="view" role="status">Loading recent conversations…</div>;
+  // Messages that arrived live since the fetch are in the shared cache.
+  const maxId = list.length ? list[list.length - 1]!.id : 0;
+  const live = [...messages.values()].filter((m) => m.id > maxId).sort((a, b) => a.id - b.id);
   const convs = new Map<string, { last: Message; senders: Set<number> }>();
-  for (const m of [...list].reverse()) {
+  for (const m of [...list, ...live].reverse()) {
     const k = m.type === 'stream' ? `s:${m.stream_id}:${m.subject.toLowerCase()}` : `d:${dmKey(dmPeers(m, s.myId))}`;
     const c = convs.get(k);
     if (c) c.senders.add(m.sender_id);
@@ -117,7 +121,11 @@ export function Recent() {
                   </button>
                 </td>
                 <td>{[...senders].map((id) => userName(s, id)).join(', ')}</td>
-                <td>{formatTime(m.timestamp, s.settings.twenty_four_hour_time)}</td>
+                <td>
+                  {new Date(m.timestamp * 1000).toDateString() === new Date().toDateString()
+                    ? formatTime(m.timestamp, s.settings.twenty_four_hour_time)
+                    : new Date(m.timestamp * 1000).toLocaleDateString()}
+                </td>
               </tr>
             );
           })}
