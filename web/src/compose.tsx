@@ -144,6 +144,7 @@ export function Compose() {
   const [ta, setTa] = useState<TA | null>(null);
   const [sending, setSending] = useState(false);
   const [enter, setEnter] = useState(enterSends());
+  const [, rerender] = useState(0);
 
   useEffect(() => {
     if (!c.focus) return;
@@ -291,9 +292,10 @@ export function Compose() {
     );
   }
 
+  // Keystrokes re-render only the compose box, not the whole app (the feed can be long).
   const set = (k: 'channel' | 'topic' | 'to', v: string) => {
     c[k] = v;
-    changed();
+    rerender((n) => n + 1);
   };
 
   return (
@@ -342,7 +344,7 @@ export function Compose() {
               updateTypeahead(e.currentTarget);
               if (c.content.trim()) sendTyping(s, resolveTarget(s));
               else stopTyping();
-              changed();
+              rerender((n) => n + 1);
             }}
             onKeyDown={onKeyDown}
             onBlur={() => setTimeout(() => setTa(null), 150)}
