@@ -135,7 +135,24 @@ function ActionMenu({ m }: { m: Message }) {
     </li>
   );
   return (
-    <ul class="menu" role="menu" aria-label="Message actions" onKeyDown={(e) => e.key === 'Escape' && close()}>
+    <ul
+      class="menu"
+      role="menu"
+      aria-label="Message actions"
+      ref={(el) => {
+        // Keyboard users land on the first item when the menu opens.
+        if (el && !el.contains(document.activeElement)) el.querySelector<HTMLElement>('[role=menuitem]')?.focus();
+      }}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') return close();
+        if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
+        e.preventDefault();
+        e.stopPropagation();
+        const items = [...(e.currentTarget as HTMLElement).querySelectorAll<HTMLElement>('[role=menuitem]')];
+        const i = items.indexOf(document.activeElement as HTMLElement);
+        items[(i + (e.key === 'ArrowDown' ? 1 : items.length - 1)) % items.length]?.focus();
+      }}
+    >
       {item('react', 'Add emoji reaction', () => {
         ui.pickerFor = m.id;
         changed();

@@ -153,6 +153,23 @@ function Muted() {
   );
 }
 
+/** Keeps Tab inside the modal dialog; Esc closes it. */
+function trapFocus(e: KeyboardEvent, close: () => void): void {
+  if (e.key === 'Escape') return close();
+  if (e.key !== 'Tab') return;
+  const box = e.currentTarget as HTMLElement;
+  const items = [...box.querySelectorAll<HTMLElement>('button, input, select, textarea, [tabindex="0"]')].filter((el) => !(el as HTMLButtonElement).disabled);
+  const first = items[0];
+  const last = items[items.length - 1];
+  if (e.shiftKey && document.activeElement === first) {
+    e.preventDefault();
+    last?.focus();
+  } else if (!e.shiftKey && document.activeElement === last) {
+    e.preventDefault();
+    first?.focus();
+  }
+}
+
 export function SettingsPanel() {
   const [tab, setTab] = useState<Tab>('profile');
   const [perm, setPerm] = useState(typeof Notification === 'undefined' ? 'unsupported' : Notification.permission);
@@ -161,11 +178,12 @@ export function SettingsPanel() {
   const close = () => {
     ui.settingsOpen = false;
     changed();
+    document.querySelector<HTMLElement>('[data-testid=settings]')?.focus();
   };
   const tabs: [Tab, string][] = [['profile', 'Profile'], ['password', 'Password'], ['display', 'Display'], ['notifications', 'Notifications'], ['muted', 'Muted topics']];
   return (
     <div class="overlay" onClick={close}>
-      <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="settings-title" data-testid="settings-panel" ref={box} onClick={(e) => e.stopPropagation()} onKeyDown={(e) => e.key === 'Escape' && close()}>
+      <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="settings-title" data-testid="settings-panel" ref={box} onClick={(e) => e.stopPropagation()} onKeyDown={(e) => trapFocus(e, close)}>
         <div class="dialog-head">
           <h2 id="settings-title">Settings</h2>
           <button type="button" class="icon" aria-label="Close settings" data-testid="settings-close" onClick={close}>✕</button>
