@@ -2,9 +2,10 @@
 // loading older pages on scroll-up, newer ones on scroll-down (after a jump), and
 // marking messages read when they are on screen.
 import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
+import { call } from './api';
 import { feedBox, loadNewer, loadOlder, markSeen, messages } from './feed-data';
 import { dmPeers } from './narrow';
-import { channelName, dmKey, isTopicMuted, st, userName } from './store';
+import { channelName, dmKey, isTopicMuted, showError, st, userName } from './store';
 import type { State } from './store';
 import { MessageRow } from './message';
 import { LockIcon } from './icons';
@@ -21,8 +22,9 @@ function RecipientBar({ m, s }: { m: Message; s: State }) {
     const sub = s.subs.get(m.stream_id!);
     const name = typeof m.display_recipient === 'string' ? m.display_recipient : channelName(s, m.stream_id);
     const topic = m.subject || String(s.realm.realm_empty_topic_display_name ?? 'general chat');
+    const muted = isTopicMuted(s, m.stream_id!, m.subject);
     return (
-      <div class={isTopicMuted(s, m.stream_id!, m.subject) ? 'rbar muted' : 'rbar'} data-testid="recipient-bar" style={{ '--chan': sub?.color ?? '#888' }}>
+      <div class={muted ? 'rbar muted' : 'rbar'} data-testid="recipient-bar" style={{ '--chan': sub?.color ?? '#888' }}>
         <button type="button" class="rb-channel" onClick={() => narrowTo([{ operator: 'channel', operand: m.stream_id! }])}>
           {sub?.invite_only ? <LockIcon /> : '#'}{' '}
           {name}
@@ -39,6 +41,18 @@ function RecipientBar({ m, s }: { m: Message; s: State }) {
           }
         >
           {topic}
+        </button>
+        <button
+          type="button"
+          class="rb-mute"
+          data-testid="mute-topic"
+          aria-pressed={muted}
+          title={muted ? 'Unmute this topic' : 'Mute this topic'}
+          onClick={() =>
+            call('POST', 'user_topics', { stream_id: m.stream_id, topic: m.subject, visibility_policy: muted ? 0 : 1 }).catch(showError)
+          }
+        >
+          {muted ? 'Unmute' : 'Mute'}
         </button>
         <span class="rb-date">{date}</span>
       </div>

@@ -5,6 +5,7 @@ import { hashToRoute, routeToHash } from './narrow';
 import type { NameLookup, Route } from './narrow';
 import { changed, channelName, st, store, userName } from './store';
 import type { NarrowTerm } from './types';
+import { draftKey, loadDrafts } from './drafts';
 
 export interface ComposeState {
   open: boolean;
@@ -115,7 +116,10 @@ function presetCompose(narrow: NarrowTerm[]): void {
   } else if (dm && Array.isArray(dm.operand)) {
     c.mode = 'dm';
     c.to = dm.operand.map((id) => s.users.get(id)?.email ?? '').filter(Boolean).join(', ');
-  }
+  } else return;
+  // A draft for this conversation comes back into the box.
+  const d = loadDrafts()[draftKey(c.mode === 'stream' ? 'stream' : 'private', c.channel, c.topic, c.to)];
+  if (d) c.content = d.content;
 }
 
 export function openCompose(patch: Partial<ComposeState>): void {
