@@ -96,14 +96,15 @@ function onGlobalKey(e: KeyboardEvent, search: HTMLInputElement | null): void {
   if (e.key === 'Escape') {
     if (ui.menuFor !== undefined || ui.pickerFor !== undefined || ui.confirmDelete !== undefined) {
       ui.menuFor = ui.pickerFor = ui.confirmDelete = undefined;
-    } else if (ui.settingsOpen) ui.settingsOpen = false;
+    } else if (ui.helpOpen) ui.helpOpen = false;
+    else if (ui.settingsOpen) ui.settingsOpen = false;
     else if (typing) (t as HTMLElement).blur();
     else if (ui.compose.open) closeCompose();
     else if (s.settings.web_escape_navigates_to_home_view !== false) navigate(homeRoute());
     changed();
     return;
   }
-  if (typing || e.ctrlKey || e.metaKey || e.altKey || ui.settingsOpen) return;
+  if (typing || e.ctrlKey || e.metaKey || e.altKey || ui.settingsOpen || ui.helpOpen) return;
   // Enter and the arrows keep their own meaning on links and buttons outside the feed.
   const onFeed = t === document.body || !!t.closest('[data-testid=feed]');
   const inFeed = s.route.view === 'feed' && onFeed;
@@ -149,12 +150,57 @@ function onGlobalKey(e: KeyboardEvent, search: HTMLInputElement | null): void {
       e.preventDefault();
       moveSelection(1);
       return;
+    case '?':
+      e.preventDefault();
+      ui.helpOpen = true;
+      changed();
+      return;
     case '*': {
       const m = selectedOrLast();
       if (m) call('POST', 'messages/flags', { messages: [m.id], op: m.flags.includes('starred') ? 'remove' : 'add', flag: 'starred' }).catch(showError);
       return;
     }
   }
+}
+
+const SHORTCUTS: [string, string][] = [
+  ['c', 'New message to a channel (the current one)'],
+  ['x', 'New direct message'],
+  ['r or Enter', 'Reply to the selected message'],
+  ['n', 'Go to the next unread topic'],
+  ['↑ / ↓ (or k / j)', 'Select the previous / next message'],
+  ['*', 'Star or unstar the selected message'],
+  ['/', 'Search'],
+  ['Esc', 'Close menus and the compose box; then go to the home view'],
+  ['Enter / Ctrl+Enter', 'Send (as chosen under the compose box)'],
+  ['?', 'This list'],
+];
+
+function ShortcutHelp() {
+  const close = () => {
+    ui.helpOpen = false;
+    changed();
+  };
+  return (
+    <div class="overlay" onClick={close}>
+      <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="help-title" data-testid="shortcut-help" onClick={(e) => e.stopPropagation()}>
+        <div class="dialog-head">
+          <h2 id="help-title">Keyboard shortcuts</h2>
+          <button type="button" class="icon" aria-label="Close" ref={(el) => el?.focus()} onClick={close}>✕</button>
+        </div>
+        <table class="recent">
+          <tbody>
+            {SHORTCUTS.map(([k, what]) => (
+              <tr key={k}>
+                <th scope="row"><kbd>{k}</kbd></th>
+                <td>{what}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
 }
 
 export function App({ onSignedOut }: { onSignedOut: () => void }) {
@@ -270,6 +316,7 @@ export function App({ onSignedOut }: { onSignedOut: () => void }) {
       </div>
       {(ui.leftOpen || ui.rightOpen) && <div class="scrim only-phone" onClick={() => { ui.leftOpen = ui.rightOpen = false; changed(); }} />}
       {ui.settingsOpen && <SettingsPanel />}
+      {ui.helpOpen && <ShortcutHelp />}
       <div class="toasts" aria-live="assertive">
         {s.toasts.map((t) => (
           <div key={t.id} class={`toast ${t.kind}`} role={t.kind === 'error' ? 'alert' : 'status'} data-testid={t.kind === 'error' ? 'error-toast' : 'info-toast'}>

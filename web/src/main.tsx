@@ -26,6 +26,8 @@
  *              settings-full-name, settings-save-name, settings-avatar, settings-old-password,
  *              settings-new-password, settings-change-password, setting-<PATCH /settings name>,
  *              enable-notifications, muted-topic
+ *   Recipient bars also hold mute-topic (aria-pressed when the topic is muted).
+ *   Shortcuts: '?' opens shortcut-help (c, x, r/Enter, n, arrows or j/k, *, /, Esc).
  *   Errors:    error-toast (role=alert), info-toast
  * URL hash: #inbox, #recent, #drafts, #feed, #narrow/channel/<id>-<name>/topic/<topic>,
  *           #narrow/dm/<ids>-<name>, #narrow/sender/<id>-<name>, #narrow/is/starred, #narrow/search/<text>,

@@ -3,7 +3,21 @@
 // enable_stream_desktop_notifications / a channel's desktop_notifications for channels).
 import { channelName } from './store';
 import type { State } from './store';
-import type { Message } from './types';
+import type { Message, NarrowTerm } from './types';
+import { dmPeers, routeToHash } from './narrow';
+import type { NameLookup } from './narrow';
+
+/** Just enough of a name lookup to build a link (names only decorate the hash). */
+function lookupFor(s: State): NameLookup {
+  return {
+    myId: s.myId,
+    channelName: (id) => channelName(s, id),
+    userName: (id) => s.users.get(id)?.full_name,
+    userEmail: (id) => s.users.get(id)?.email,
+    channelId: () => undefined,
+    userId: () => undefined,
+  };
+}
 
 function textOf(html: string): string {
   const doc = new DOMParser().parseFromString(html, 'text/html');
@@ -29,6 +43,11 @@ export function maybeNotify(s: State, m: Message): void {
     n.onclick = () => {
       window.focus();
       n.close();
+      const narrow: NarrowTerm[] =
+        m.type === 'private'
+          ? [{ operator: 'dm', operand: dmPeers(m, s.myId) }]
+          : [{ operator: 'channel', operand: m.stream_id! }, { operator: 'topic', operand: m.subject }];
+      location.hash = routeToHash({ view: 'feed', narrow, near: m.id }, lookupFor(s));
     };
   } catch {
     // Some browsers only allow notifications from a service worker; nothing to do then.

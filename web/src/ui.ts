@@ -23,6 +23,7 @@ export const ui = {
   compose: { open: false, mode: 'stream', channel: '', topic: '', to: '', content: '' } as ComposeState,
   selectedId: undefined as number | undefined,
   settingsOpen: false,
+  helpOpen: false,
   leftOpen: false,
   rightOpen: false,
   /** The message whose action menu or emoji picker is open. */
