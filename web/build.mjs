@@ -4,7 +4,7 @@
 //   dist/web/static/<name>-<hash>.<ext>, each with .gz and .br copies (the server sends them as they are)
 //   dist/web/manifest.json        the first-load files and their sizes (read by bench/w1-web.mjs)
 // Run by `npm run build` (so by `npm ci` through `prepare`, and by `npm start`) and before the browser tests.
-// PARLEY_WEB_OUT writes elsewhere; --quiet prints only the one-line summary.
+// PARLEY_WEB_OUT writes elsewhere; --quiet prints only the one-line summary; --dev skips minifying and adds source maps (for profiling).
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -16,6 +16,7 @@ const outDir = path.resolve(process.env.PARLEY_WEB_OUT ?? path.join(root, 'dist'
 const entry = path.join(root, 'web', 'src', 'main.tsx');
 const template = path.join(root, 'web', 'index.html');
 const quiet = process.argv.includes('--quiet');
+const dev = process.argv.includes('--dev');
 
 if (!fs.existsSync(entry)) {
   console.error(`web/build.mjs: ${path.relative(root, entry)} is missing; nothing to build`);
@@ -30,7 +31,8 @@ const staticDir = path.join(tmp, 'static');
 const result = await esbuild.build({
   entryPoints: { app: entry },
   bundle: true,
-  minify: true,
+  minify: !dev,
+  sourcemap: dev ? 'linked' : false,
   format: 'esm',
   splitting: false,
   target: ['es2020', 'chrome100', 'firefox100', 'safari15'],
