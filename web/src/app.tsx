@@ -212,6 +212,13 @@ export function App({ onSignedOut }: { onSignedOut: () => void }) {
   useEffect(() => setQuery(narrowText), [narrowText]);
 
   useEffect(() => applyTheme(s.settings.color_scheme), [s.settings.color_scheme]);
+  const fontPx = s.settings.web_font_size_px as number | undefined;
+  const linePct = s.settings.web_line_height_percent as number | undefined;
+  useEffect(() => {
+    // web_font_size_px / web_line_height_percent of PATCH /settings (Zulip's defaults: 16 px, 140 %).
+    document.body.style.fontSize = fontPx ? `${fontPx}px` : '';
+    document.body.style.lineHeight = linePct ? String(linePct / 100) : '';
+  }, [fontPx, linePct]);
   const total = unreadCounts(s).total;
   const realmName = String(s.realm.realm_name ?? 'Parley');
   useEffect(() => {

@@ -190,6 +190,8 @@ export function Compose() {
         ? { type: 'stream', to: t.streamId, topic: t.topic ?? '', content: c.content }
         : { type: 'direct', to: t.to, content: c.content });
       stopTyping();
+      // The feed follows one's own new message even when scrolled up.
+      window.dispatchEvent(new Event('parley:sent'));
       deleteDraft(draftKey(c.mode === 'stream' ? 'stream' : 'private', c.channel, c.topic, c.to));
       c.content = '';
       setPreview(null);

@@ -126,6 +126,12 @@ export function Feed() {
     prevHeight.current = { first: f.ids[0], height: el.scrollHeight, top: el.scrollTop };
   });
 
+  useEffect(() => {
+    const stick = () => (atBottom.current = true);
+    window.addEventListener('parley:sent', stick);
+    return () => window.removeEventListener('parley:sent', stick);
+  }, []);
+
   // Mark read what is on screen, only while the page is visible.
   useEffect(() => {
     const el = scroller.current;

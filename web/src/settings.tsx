@@ -202,6 +202,8 @@ export function SettingsPanel() {
             <div class="stack">
               <Select name="color_scheme" label="Theme" options={[[1, 'Automatic (follow the system)'], [3, 'Light'], [2, 'Dark']]} />
               <Select name="web_home_view" label="Home view" options={[['inbox', 'Inbox'], ['recent', 'Recent conversations'], ['all_messages', 'Combined feed']]} />
+              <Select name="web_font_size_px" label="Font size" options={[[14, '14 px'], [15, '15 px'], [16, '16 px (default)'], [17, '17 px'], [18, '18 px'], [20, '20 px']]} />
+              <Select name="web_line_height_percent" label="Line spacing" options={[[120, 'Compact (120 %)'], [140, 'Normal (140 %)'], [160, 'Roomy (160 %)']]} />
               <Select name="user_list_style" label="User list style" options={[[1, 'Compact'], [2, 'With status'], [3, 'With avatar and status']]} />
               <Check name="twenty_four_hour_time" label="Use 24-hour time" />
               <Check name="display_emoji_reaction_users" label="Show who reacted instead of a count (3 reactions or fewer)" />
