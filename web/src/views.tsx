@@ -56,7 +56,8 @@ export function Inbox() {
               <button type="button" class="link" onClick={() => narrowTo([{ operator: 'channel', operand: sid }])}>
                 <span class="swatch" style={{ background: s.subs.get(sid)?.color }} aria-hidden="true">#</span>
                 {channelName(s, sid)}
-              </button>
+              </button>{' '}
+              {counts.byStream.get(sid) ? <span class="count" data-testid="unread-count">{counts.byStream.get(sid)}</span> : null}
             </h3>
             <ul class="rows">
               {[...topics.values()].map((t) => (
