@@ -82,7 +82,7 @@ describe('two users in two browsers', () => {
     await cordelia.getByTestId('emoji-search').fill('heart');
     await cordelia.getByTestId('emoji-heart').click();
     const r = message(hamlet, channelMsg).locator('[data-testid="reaction"][data-emoji="heart"]');
-    await r.waitFor({ timeout: 1000 });
+    await r.waitFor({ timeout: 3000 });
     expect(await r.getAttribute('data-count')).toBe('1');
     // And it is really stored.
     const stored = (await s.t.get(`/messages/${channelMsg}`, {}, 'hamlet')).body.message.reactions;
@@ -97,8 +97,8 @@ describe('two users in two browsers', () => {
     await hamlet.getByTestId('edit-content').fill('Something is rotten in the state of Denmark (edited by Hamlet)');
     await hamlet.getByTestId('edit-save').click();
     const other = message(cordelia, channelMsg);
-    await expect.poll(() => other.getByTestId('message-content').textContent(), { timeout: 1000 }).toBe('Something is rotten in the state of Denmark (edited by Hamlet)');
-    await other.getByTestId('edited').waitFor({ timeout: 1000 });
+    await expect.poll(() => other.getByTestId('message-content').textContent(), { timeout: 3000 }).toBe('Something is rotten in the state of Denmark (edited by Hamlet)');
+    await other.getByTestId('edited').waitFor({ timeout: 3000 });
   });
 
   it('a deletion removes the message from the other browser', async () => {
@@ -107,8 +107,8 @@ describe('two users in two browsers', () => {
     await m.getByTestId('message-actions').click();
     await hamlet.getByTestId('action-delete').click();
     await hamlet.getByTestId('confirm-delete').click();
-    await message(cordelia, dmMsg).waitFor({ state: 'detached', timeout: 1000 });
-    await message(hamlet, dmMsg).waitFor({ state: 'detached', timeout: 1000 });
+    await message(cordelia, dmMsg).waitFor({ state: 'detached', timeout: 3000 });
+    await message(hamlet, dmMsg).waitFor({ state: 'detached', timeout: 3000 });
     expect((await s.t.get(`/messages/${dmMsg}`, {}, 'cordelia')).status).toBe(400);
   });
 
