@@ -63,7 +63,7 @@ describe('compose, settings and theme', () => {
 
   it('follows the dark color scheme', async () => {
     const luminance = async (scheme: 'light' | 'dark'): Promise<number> => {
-      const { page, context } = await newPage(browser, { colorScheme: scheme });
+      const { page, context, errors } = await newPage(browser, { colorScheme: scheme });
       await signIn(page, s.url, s.t.users.hamlet);
       // The background behind the feed: the first ancestor of <main> (or itself) that paints one.
       const rgb = await page.evaluate(() => {
@@ -74,6 +74,7 @@ describe('compose, settings and theme', () => {
         return 'rgb(255, 255, 255)';
       });
       await context.close();
+      expect(errors).toEqual([]);
       const [r, g, b] = (rgb.match(/\d+/g) ?? ['0', '0', '0']).map(Number);
       return (0.2126 * r! + 0.7152 * g! + 0.0722 * b!) / 255;
     };
