@@ -180,6 +180,16 @@ describe('/json: the API for a signed-in browser', () => {
     expect(res.text).toBe((await raw('GET', '/api/v1/server_settings')).text);
   });
 
+  it('a POST to a route open to everyone is CSRF-checked against the csrftoken cookie (Django double submit)', async () => {
+    const form = { username: t.users.iago.email, password: FIXTURE_PASSWORD };
+    const noCookie = await raw('POST', '/json/fetch_api_key', { form });
+    expect({ status: noCookie.status, body: noCookie.body }).toEqual({ status: 403, body: { result: 'error', msg: 'CSRF error: CSRF cookie not set.', code: 'CSRF_FAILED', reason: 'CSRF cookie not set.' } });
+    const mismatch = await raw('POST', '/json/fetch_api_key', { form, headers: { cookie: 'csrftoken=abc', 'x-csrftoken': 'abd' } });
+    expect(mismatch.body.code).toBe('CSRF_FAILED');
+    const matching = await raw('POST', '/json/fetch_api_key', { form, headers: { cookie: 'csrftoken=abc', 'x-csrftoken': 'abc' } });
+    expect(matching.text).toBe((await raw('POST', '/api/v1/fetch_api_key', { form })).text);
+  });
+
   it('needs the CSRF token on POST, PATCH and DELETE, and refuses without changing anything', async () => {
     const draft = expectSuccess(await t.post('/drafts', { drafts: [{ type: '', to: [], topic: '', content: 'kept', timestamp: 1 }] }, 'hamlet')).ids[0] as number;
     const settingsBefore = (await t.row(t.users.hamlet.id)).full_name;
