@@ -121,10 +121,23 @@ export function stop(): void {
   feedBox.f = null;
 }
 
-const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
+/** Waits before a retry; the browser coming back online or the tab regaining focus cuts the wait short. */
+function backoff(ms: number): Promise<void> {
+  return new Promise((res) => {
+    const done = () => {
+      clearTimeout(timer);
+      window.removeEventListener('online', done);
+      window.removeEventListener('focus', done);
+      res();
+    };
+    const timer = setTimeout(done, ms);
+    window.addEventListener('online', done);
+    window.addEventListener('focus', done);
+  });
+}
 
 async function reRegister(gen: number): Promise<void> {
-  let delay = 500;
+  let delay = 250;
   for (;;) {
     if (gen !== generation) return;
     try {
@@ -143,25 +156,29 @@ async function reRegister(gen: number): Promise<void> {
         store.s.reconnecting = true;
         changed();
       }
-      await sleep(delay);
-      delay = Math.min(delay * 2, 10000);
+      await backoff(delay);
+      delay = Math.min(delay * 2, 4000);
     }
   }
 }
 
 async function pollLoop(gen: number): Promise<void> {
-  let delay = 500;
+  let delay = 250;
+  // After a failure the next poll does not block, so that a recovered connection is
+  // seen (and the "Reconnecting…" notice cleared) at once, not at the next event.
+  let recovering = false;
   while (gen === generation) {
     pollAbort = new AbortController();
     try {
       const r = await call<{ events: ({ id: number; type: string } & Record<string, unknown>)[] }>(
         'GET',
         'events',
-        { queue_id: queueId, last_event_id: lastEventId, dont_block: false },
+        { queue_id: queueId, last_event_id: lastEventId, dont_block: recovering },
         { signal: pollAbort.signal },
       );
       if (gen !== generation) return;
-      delay = 500;
+      delay = 250;
+      recovering = false;
       const s = store.s;
       if (s?.reconnecting) s.reconnecting = false;
       for (const ev of r.events) {
@@ -184,8 +201,10 @@ async function pollLoop(gen: number): Promise<void> {
         store.s.reconnecting = true;
         changed();
       }
-      await sleep(delay + Math.random() * 250);
-      delay = Math.min(delay * 2, 10000);
+      recovering = true;
+      await backoff(delay + Math.random() * 250);
+      // Capped low: a restarting server is back within seconds and the user is waiting.
+      delay = Math.min(delay * 2, 4000);
     }
   }
 }

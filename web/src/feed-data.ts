@@ -22,6 +22,8 @@ export interface Feed {
   near?: number;
   /** Id of the first unread message when the feed was opened, for the "new messages" marker. */
   firstUnread?: number;
+  /** A page fetch failed: no automatic retries (scrolling tries again). */
+  pageFailed?: boolean;
   /** Set by "mark as unread from here": seen messages stay unread until the narrow is left. */
   noAutoRead?: boolean;
 }
@@ -113,7 +115,9 @@ export async function loadOlder(): Promise<void> {
     const ids = remember(r.messages).filter((id) => id < f.ids[0]!);
     f.ids = [...ids, ...f.ids];
     f.foundOldest = r.found_oldest;
+    f.pageFailed = false;
   } catch (e) {
+    f.pageFailed = true;
     showError(e);
   }
   f.loadingOlder = false;
@@ -132,7 +136,9 @@ export async function loadNewer(): Promise<void> {
     const ids = remember(r.messages).filter((id) => id > last);
     f.ids = [...f.ids, ...ids];
     f.foundNewest = r.found_newest;
+    f.pageFailed = false;
   } catch (e) {
+    f.pageFailed = true;
     showError(e);
   }
   f.loadingNewer = false;

@@ -126,6 +126,14 @@ export function Feed() {
     prevHeight.current = { first: f.ids[0], height: el.scrollHeight, top: el.scrollTop };
   });
 
+  // A page that does not fill the screen gives no scroll event: fetch more at once.
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el || !f || f.loading || f.error || f.pageFailed || el.scrollHeight > el.clientHeight + 10) return;
+    if (!f.foundOldest) void loadOlder();
+    else if (!f.foundNewest) void loadNewer();
+  });
+
   useEffect(() => {
     const stick = () => (atBottom.current = true);
     window.addEventListener('parley:sent', stick);
