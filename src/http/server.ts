@@ -288,7 +288,10 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
 
   // The web app (issue 14): its sign-in routes, and the app itself at / with its assets under /static.
   // After the error handler: the sign-in routes live in a plugin scope, which inherits it when registered.
-  await registerSessionRoutes(fastify, app, sendJson);
+  await registerSessionRoutes(fastify, app, {
+    sendJson,
+    limitByAddress: (req, reply) => applyRateLimit(app, reply, `api:ip:${req.ip}`, app.config.rateLimitPerIp),
+  });
   registerWebApp(fastify, app);
 
   return fastify;

@@ -157,9 +157,13 @@ function checkOrigin(app: AppCtx, req: FastifyRequest): void {
   if (host === undefined || (host !== req.headers.host && host !== app.config.externalHost)) throw csrfFailed(`Origin checking failed - ${origin} does not match any trusted origins.`);
 }
 
-type Send = (reply: FastifyReply, status: number, body: Record<string, unknown>) => FastifyReply;
+export interface SessionRouteHelpers {
+  readonly sendJson: (reply: FastifyReply, status: number, body: Record<string, unknown>) => FastifyReply;
+  /** The per-address limit of unauthenticated API requests, which /fetch_api_key is under too. */
+  readonly limitByAddress: (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+}
 
-export async function registerSessionRoutes(http: FastifyInstance, app: AppCtx, sendJson: Send): Promise<void> {
+export async function registerSessionRoutes(http: FastifyInstance, app: AppCtx, { sendJson, limitByAddress }: SessionRouteHelpers): Promise<void> {
   await http.register(async (scope) => {
     // The server ignores JSON bodies elsewhere (Zulip reads only form fields); the sign-in form may post either.
     scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
@@ -173,6 +177,7 @@ export async function registerSessionRoutes(http: FastifyInstance, app: AppCtx, 
 
     scope.post('/accounts/login', async (req, reply) => {
       checkOrigin(app, req);
+      await limitByAddress(req, reply);
       const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
       const username = body.username;
       const password = body.password;

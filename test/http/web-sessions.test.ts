@@ -121,6 +121,22 @@ describe('POST /accounts/login', () => {
     expect(same.status).toBe(200);
   });
 
+  it('counts toward the per-address limit of unauthenticated requests, as /fetch_api_key does', async () => {
+    const s = await startTestServer({ rateLimitPerIp: 2 });
+    try {
+      const post = (url: string) =>
+        s.app.http.inject({ method: 'POST', url, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: formBody({ username: s.users.hamlet.email, password: FIXTURE_PASSWORD }) });
+      expect((await post('/accounts/login')).statusCode).toBe(200);
+      expect((await post('/api/v1/fetch_api_key')).statusCode).toBe(200);
+      const third = await post('/accounts/login');
+      expect(third.statusCode).toBe(429);
+      expect(JSON.parse(third.body)).toMatchObject({ result: 'error', msg: 'API usage exceeded rate limit', code: 'RATE_LIMIT_HIT' });
+      expect(third.headers['set-cookie']).toBeUndefined();
+    } finally {
+      await s.close();
+    }
+  });
+
   it('marks both cookies Secure behind https', async () => {
     const s = await startTestServer({ externalScheme: 'https' });
     try {
