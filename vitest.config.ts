@@ -40,6 +40,18 @@ export default defineConfig({
           env: { PARLEY_TEST_STORE: 'postgres', PARLEY_TEST_EVENTS: 'redis' },
         },
       },
+      {
+        // The web app in a real browser (issue 14): Debian's chromium driven by playwright-core,
+        // against a test server on a loopback port. Once, on SQLite; the app is built first (globalSetup).
+        extends: true,
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          env: { PARLEY_TEST_STORE: 'sqlite' },
+          globalSetup: ['test/browser/global-setup.ts'],
+          testTimeout: 60_000,
+        },
+      },
     ],
   },
 });

@@ -137,6 +137,7 @@ export async function bootstrapRealm(ctx: AppCtx, opts: { announce: boolean }): 
     fs.writeFileSync(rc, `[api]\nemail=${owner.delivery_email}\nkey=${owner.api_key}\nsite=${realmUrl(ctx.config)}\n`, { mode: 0o600 });
     const lines = [
       'Parley: created the organization and its owner.',
+      `  web app:  ${realmUrl(ctx.config)}/  (sign in with this email and password)`,
       `  email:    ${owner.delivery_email}`,
       ctx.config.ownerPassword ? '  password: (from PARLEY_OWNER_PASSWORD)' : `  password: ${password}`,
       `  API key:  ${owner.api_key}`,

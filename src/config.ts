@@ -1,5 +1,7 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { isValidEmailDomain } from './domain/rules/users.js';
+import { fileURLToPath } from 'node:url';
 
 /** Typed configuration, read once from PARLEY_* environment variables. */
 export interface Config {
@@ -73,6 +75,20 @@ export interface Config {
   /** Link preview fetch limits: total time (ms) and bytes read. */
   readonly linkPreviewTimeoutMs: number;
   readonly linkPreviewMaxBytes: number;
+  /** Web app sign-ins last this many days (PARLEY_SESSION_DAYS, Zulip's SESSION_COOKIE_AGE is two weeks too). */
+  readonly sessionDays: number;
+  /** The built web app (index.html and static/), written by web/build.mjs; PARLEY_WEB_DIR overrides. */
+  readonly webDir: string;
+}
+
+/** dist/web of the package this module belongs to (src/config.ts in tests, dist/src/config.js when built). */
+function defaultWebDir(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 4; i++) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return path.join(dir, 'dist', 'web');
+    dir = path.dirname(dir);
+  }
+  return path.resolve('dist/web');
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -141,6 +157,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     linkPreviews: env.PARLEY_LINK_PREVIEWS === '1' || env.PARLEY_LINK_PREVIEWS === 'true',
     linkPreviewTimeoutMs: int(env, 'PARLEY_LINK_PREVIEW_TIMEOUT_MS', 5000),
     linkPreviewMaxBytes: int(env, 'PARLEY_LINK_PREVIEW_MAX_BYTES', 1_048_576),
+    sessionDays: int(env, 'PARLEY_SESSION_DAYS', 14),
+    webDir: env.PARLEY_WEB_DIR ? path.resolve(env.PARLEY_WEB_DIR) : defaultWebDir(),
     ...overrides,
   };
 }

@@ -6,7 +6,7 @@ async function main(): Promise<void> {
   const app = await buildApp(config);
   await bootstrapRealm(app.ctx, { announce: true });
   await app.http.listen({ host: config.host, port: config.port });
-  app.ctx.log.info({ url: realmUrl(config), store: app.ctx.store.dialect }, 'Parley is serving /api/v1');
+  app.ctx.log.info({ url: realmUrl(config), store: app.ctx.store.dialect }, 'Parley is serving the web app at / and the API at /api/v1');
 
   let closing = false;
   const shutdown = async (signal: string): Promise<void> => {

@@ -63,11 +63,20 @@ export async function authenticate(app: AppCtx, header: string | undefined): Pro
   if (!row || !apiKeysEqual(row.api_key, key)) throw unauthorized('Invalid API key');
   const api = apiEmail(row, fakeEmailDomain(app.config)).toLowerCase();
   if (email !== row.email_lower && email !== api) throw unauthorized('Invalid API key');
-  // Zulip's validate_account_and_subdomain: own codes for these two (401
-  // REALM_DEACTIVATED / USER_DEACTIVATED), so a client can tell them from a bad key.
-  if (row.realm_deactivated) throw realmDeactivated();
-  if (!row.is_active) throw userDeactivated();
-  if (row.bot_type === BOT_INCOMING_WEBHOOK) throw unauthorized('This API is not available to incoming webhook bots.');
+  return callerFromRow(app, row);
+}
+
+/**
+ * The caller for a user row found by a credential (API key or session): the
+ * realm's and the account's state are checked here, once for both. An API
+ * key gets Zulip's validate_account_and_subdomain answers (401
+ * REALM_DEACTIVATED / USER_DEACTIVATED, so a client can tell them from a bad
+ * key); a session passes `fail` to answer its own "not logged in".
+ */
+export function callerFromRow(app: AppCtx, row: UserRow & { realm_deactivated: number | boolean }, fail?: (msg: string) => JsonableError): { caller: Caller; row: UserRow } {
+  if (row.realm_deactivated) throw fail ? fail('This organization has been deactivated') : realmDeactivated();
+  if (!row.is_active) throw fail ? fail('Account is deactivated') : userDeactivated();
+  if (row.bot_type === BOT_INCOMING_WEBHOOK) throw (fail ?? unauthorized)('This API is not available to incoming webhook bots.');
   const { realm_deactivated: _ignored, ...user } = row;
   return {
     row: user,

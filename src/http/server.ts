@@ -7,6 +7,9 @@ import { authenticate } from './auth.js';
 import type { AnyEndpoint, AuthedCtx, Method, PublicCtx, UploadedFile } from './endpoint.js';
 import { parseParams } from './params.js';
 import { routes } from './routes.js';
+import { updateSettings } from './endpoints/settings.js';
+import { checkJsonCsrf, keepSessionAfterPasswordChange, registerSessionRoutes, requireSession, sessionOf, type SessionAuth } from './sessions.js';
+import { registerWebApp } from './web.js';
 import { registerAvatarFiles } from './avatar-files.js';
 import { registerEmojiData } from './emoji-data.js';
 import { registerUploadFiles } from './upload-files.js';
@@ -19,6 +22,8 @@ import type { Caller } from '../domain/context.js';
 import type { UserRow } from '../store/users.js';
 
 export const API_PREFIX = '/api/v1';
+/** Zulip's mirror of the API for the signed-in browser: the same routes, authenticated by the session cookie only. */
+export const JSON_PREFIX = '/json';
 const BODY_LIMIT = 30 * 1024 * 1024;
 const FILE_LIMIT = 25 * 1024 * 1024;
 
@@ -31,7 +36,7 @@ const COMMON_HEADERS = {
 };
 
 /** Zulip-style JSON body: compact JSON with a trailing newline, with our security headers. */
-function sendJson(reply: FastifyReply, status: number, body: Record<string, unknown>): FastifyReply {
+export function sendJson(reply: FastifyReply, status: number, body: Record<string, unknown>): FastifyReply {
   return reply.code(status).headers(COMMON_HEADERS).send(JSON.stringify(body) + '\n');
 }
 
@@ -139,20 +144,34 @@ async function applyRateLimit(app: AppCtx, reply: FastifyReply, key: string, lim
   if (!r.allowed) throw rateLimited(r.retryAfter);
 }
 
-function mount(fastify: FastifyInstance, app: AppCtx, ep: AnyEndpoint, authMemo: Map<string, AuthMemo>): void {
+/**
+ * Mounts one endpoint under a prefix. The only difference between the two
+ * prefixes is authentication, decided here, once for every route:
+ * /api/v1 takes HTTP Basic only (a cookie is never looked at); /json takes the
+ * session cookie only, and a request that is not GET/HEAD must also pass the
+ * CSRF check. Everything after that (parameters, handler, body bytes) is shared.
+ */
+function mount(fastify: FastifyInstance, app: AppCtx, ep: AnyEndpoint, authMemo: Map<string, AuthMemo>, prefix: string): void {
   const limited = !RATE_LIMIT_EXEMPT.has(`${ep.method} ${ep.path}`);
+  const viaSession = prefix === JSON_PREFIX;
   fastify.route({
     method: ep.method,
-    url: API_PREFIX + ep.path,
+    url: prefix + ep.path,
     handler: async (req: FastifyRequest, reply: FastifyReply) => {
       (req as { parleyInHandler?: boolean }).parleyInHandler = true;
+      let session: SessionAuth | undefined;
+      if (viaSession) {
+        // Zulip answers a missing session before looking at CSRF (MissingAuthenticationError, then csrf_protect).
+        session = ep.auth === 'user' ? await requireSession(app, req) : await sessionOf(app, req);
+        checkJsonCsrf(req, session);
+      }
       const files: UploadedFile[] = [];
       const body = flatten(req.body, files);
       const query = flatten(req.query, null);
-      const base: PublicCtx = { app, req, reply, files, clientName: clientNameFromUserAgent(req.headers['user-agent']) };
+      const base: PublicCtx = { app, req, reply, files, clientName: viaSession ? 'website' : clientNameFromUserAgent(req.headers['user-agent']) };
       let ctx: PublicCtx | AuthedCtx = base;
       if (ep.auth === 'user') {
-        const { caller, row } = await authenticateMemo(app, authMemo, req.headers.authorization);
+        const { caller, row } = session ?? (await authenticateMemo(app, authMemo, req.headers.authorization));
         noteUser(req, caller.id);
         ctx = { ...base, user: caller, userRow: row };
         if (limited) await applyRateLimit(app, reply, `api:user:${caller.id}`, app.config.rateLimitPerUser);
@@ -162,6 +181,7 @@ function mount(fastify: FastifyInstance, app: AppCtx, ep: AnyEndpoint, authMemo:
       if (ep.guard) await ep.guard(ctx as never);
       const parsed = parseParams(ep.params, { body, query, path: (req.params ?? {}) as Record<string, string> });
       const result = await ep.handler(ctx as never, parsed.values);
+      if (session && ep === updateSettings && parsed.values.new_password !== undefined) await keepSessionAfterPasswordChange(app, session);
       if (result instanceof PollAnswer) {
         // GET /events: the events are JSON already; splice them into Zulip's body.
         let body = '{"result":"success","msg":"","events":' + result.eventsJson;
@@ -238,7 +258,8 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
     const key = `${ep.method} ${shape}`;
     if (seen.has(key)) throw new Error(`route ${ep.method} ${ep.path} duplicates ${seen.get(key)}`);
     seen.set(key, ep.path);
-    mount(fastify, app, ep, authMemo);
+    mount(fastify, app, ep, authMemo, API_PREFIX);
+    mount(fastify, app, ep, authMemo, JSON_PREFIX);
     if (!byPath.has(shape)) byPath.set(shape, new Set());
     byPath.get(shape)!.add(ep.method);
   }
@@ -249,14 +270,16 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
     const missing = (['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as Method[]).filter((m) => !methods.has(m));
     if (missing.length === 0) continue;
     const allowed = [...methods].sort();
-    fastify.route({
-      method: missing,
-      url: API_PREFIX + path,
-      handler: async (_req, reply) => {
-        reply.header('allow', allowed.join(', '));
-        return sendJson(reply, 405, { result: 'error', msg: 'Method Not Allowed', allowed_methods: allowed });
-      },
-    });
+    for (const prefix of [API_PREFIX, JSON_PREFIX]) {
+      fastify.route({
+        method: missing,
+        url: prefix + path,
+        handler: async (_req, reply) => {
+          reply.header('allow', allowed.join(', '));
+          return sendJson(reply, 405, { result: 'error', msg: 'Method Not Allowed', allowed_methods: allowed });
+        },
+      });
+    }
   }
 
   // Uploaded avatars (issue 11), outside /api/v1 as in Zulip.
@@ -290,6 +313,14 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
     if (process.env.PARLEY_DEBUG_ERRORS) console.error(err);
     return sendJson(reply, 500, { result: 'error', msg: 'Internal server error' });
   });
+
+  // The web app (issue 14): its sign-in routes, and the app itself at / with its assets under /static.
+  // After the error handler: the sign-in routes live in a plugin scope, which inherits it when registered.
+  await registerSessionRoutes(fastify, app, {
+    sendJson,
+    limitByAddress: (req, reply) => applyRateLimit(app, reply, `api:ip:${req.ip}`, app.config.rateLimitPerIp),
+  });
+  registerWebApp(fastify, app);
 
   return fastify;
 }

@@ -161,6 +161,17 @@ export interface UserStatusTable {
   timestamp: number;
 }
 
+/** A signed-in browser (issue 14): only the token's hash is stored. */
+export interface WebSessionTable {
+  token_hash: string;
+  user_id: number;
+  realm_id: number;
+  csrf_token: string;
+  auth_hash: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database
   extends ChannelTables,
     EventsTables,
@@ -168,6 +179,7 @@ export interface Database
     ClientCompatTables,
     MobileTables,
     AttachmentTables {
+  web_sessions: WebSessionTable;
   realms: RealmTable;
   users: UserTable;
   user_groups: UserGroupTable;

@@ -6,6 +6,7 @@ import * as users from '../../store/users.js';
 import type { UserRow } from '../../store/users.js';
 import { apiEmail, avatarUrl, canSeeDeliveryEmail, emailVisibility, isoMinutes, presentUser } from '../../presenters/user.js';
 import { botsInRealm } from '../../store/bots.js';
+import { deleteWebSessionsOfUser } from '../../store/web-sessions.js';
 import { botOwnerUserIds, emitRealmBotUpdate, realmBotAddEvent } from './bot-events.js';
 import { emitDeliveryEmailsForRoleChange } from './email-visibility.js';
 import { channelsVisibleTo, emitOwnChannelAccessChanges } from './channel-access.js';
@@ -167,9 +168,12 @@ export async function doChangeFullName(tx: Tx, user: UserRow, fullName: string):
  * hear peer_remove for the user's channels first; then everyone gets
  * realm_user update {is_active: false}, on which clients also drop the user
  * from every group and group-setting value (state/user-groups.ts, realm.ts, channels.ts).
+ * The user's web sessions end.
  */
 export async function doDeactivateUser(tx: Tx, user: UserRow): Promise<void> {
   await users.updateUser(tx.db, user.id, { is_active: 0 });
+  // Signed-in browsers are signed out (Zulip's delete_user_sessions on deactivation).
+  await deleteWebSessionsOfUser(tx.db, user.id);
   await emitPeerEventsForUserActivity(tx, user, 'peer_remove');
   await emitPersonUpdate(tx, user.realm_id, { user_id: user.id, is_active: false });
   if (user.is_bot) await emitRealmBotUpdate(tx, user, { is_active: false });

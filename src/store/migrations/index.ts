@@ -8,6 +8,7 @@ import { m0500Profiles } from './0500-profiles.js';
 import { m0600ClientCompat } from './0600-client-compat.js';
 import { m0800Mobile } from './0800-mobile.js';
 import { m1200Attachments } from './1200-attachments.js';
+import { m1300WebSessions } from './1300-web-sessions.js';
 
 /**
  * Forward-only migrations, applied in name order at start. Each resource adds
@@ -15,6 +16,7 @@ import { m1200Attachments } from './1200-attachments.js';
  * 0001-0099 foundation/users, 0100 events, 0200 channels, 0300 messages,
  * 0400 groups/drafts/views/snippets, 0500 profiles, 0600 client compat, 0700 guests,
  * 0800 mobile app, 0900 sign-up and system bots, 1000 search, 1100 jobs, 1200 files, 1300 web sessions.
+ * 0400 groups/drafts/views/snippets, 0500 profiles, 0600 client compat, 1300 web sessions.
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001Foundation,
@@ -26,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '0600-client-compat': m0600ClientCompat,
   '0800-mobile': m0800Mobile,
   '1200-attachments': m1200Attachments,
+  '1300-web-sessions': m1300WebSessions,
 };

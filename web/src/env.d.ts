@@ -1,0 +1,2 @@
+// esbuild bundles imported stylesheets into a separate CSS file.
+declare module '*.css';
