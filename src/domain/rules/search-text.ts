@@ -71,6 +71,13 @@ const HL_STOP = '</span>';
 export function highlightHtml(html: string, stems: ReadonlySet<string>): string {
   if (stems.size === 0) return html;
   let out = '';
+  const seen = new Map<string, boolean>();
+  const hit = (w: string): boolean => {
+    const lower = w.toLowerCase();
+    let v = seen.get(lower);
+    if (v === undefined) seen.set(lower, (v = stems.has(stemmer(lower))));
+    return v;
+  };
   // Tags, character references, and the text runs between them.
   for (const m of html.matchAll(/<[^>]*>?|&#?[A-Za-z0-9]+;|[^<&]+|&/g)) {
     const part = m[0];
@@ -78,7 +85,7 @@ export function highlightHtml(html: string, stems: ReadonlySet<string>): string 
       out += part;
       continue;
     }
-    out += part.replace(WORD, (w) => (stems.has(stemmer(w.toLowerCase())) ? HL_START + w + HL_STOP : w));
+    out += part.replace(WORD, (w) => (hit(w) ? HL_START + w + HL_STOP : w));
   }
   return out;
 }
