@@ -27,6 +27,7 @@ import * as reactions from './endpoints/reactions.js';
 import * as presence from './endpoints/presence.js';
 import * as realmEmoji from './endpoints/realm-emoji.js';
 import * as linkifiers from './endpoints/linkifiers.js';
+import * as playgrounds from './endpoints/playgrounds.js';
 import * as channelHelpers from './endpoints/channel-helpers.js';
 
 /**
@@ -155,6 +156,9 @@ export const routes: readonly AnyEndpoint[] = [
   linkifiers.updateLinkifier,
   linkifiers.removeLinkifier,
   linkifiers.reorderLinkifiers,
+  // code playgrounds (issue 16)
+  playgrounds.addPlayground,
+  playgrounds.removePlayground,
   channelHelpers.getChannelTopics,
   channelHelpers.getChannelEmailAddress,
 ];

@@ -7,6 +7,7 @@ import { m0400GroupsDraftsViewsSnippets } from './0400-groups-drafts-views-snipp
 import { m0500Profiles } from './0500-profiles.js';
 import { m0600ClientCompat } from './0600-client-compat.js';
 import { m1000MessageSearch } from './1000-message-search.js';
+import { m1001RealmPlaygrounds } from './1001-realm-playgrounds.js';
 
 /**
  * Forward-only migrations, applied in name order at start. Each resource adds
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0500-profiles': m0500Profiles,
   '0600-client-compat': m0600ClientCompat,
   '1000-message-search': m1000MessageSearch,
+  '1001-realm-playgrounds': m1001RealmPlaygrounds,
 };
