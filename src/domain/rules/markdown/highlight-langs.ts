@@ -35,10 +35,17 @@ export interface Lang {
 }
 
 const rx = (s: string, flags = ''): RegExp => new RegExp(s, 'ym' + flags);
-const rule = (re: string, by: Rule['by'], opts: Partial<Omit<Rule, 're' | 'by'>> = {}): Rule => ({ re: rx(re), by, ...opts });
-const words = (list: string, suffix = '\\b', prefix = ''): string => `${prefix}(?:${list.trim().split(/\s+/).join('|')})${suffix}`;
+export const rule = (re: string, by: Rule['by'], opts: Partial<Omit<Rule, 're' | 'by'>> & { flags?: string } = {}): Rule => {
+  const { flags, ...rest } = opts;
+  return { re: rx(re, flags), by, ...rest };
+};
+export const words = (list: string, suffix = '\\b', prefix = ''): string => `${prefix}(?:${list.trim().split(/\s+/).join('|')})${suffix}`;
 const textOf = (n: NodeLike): string => n.text ?? (n.children ?? []).map(textOf).join('');
-const noProtect = (n: NodeLike): Tok[] => [['', textOf(n)]];
+export const noProtect = (n: NodeLike): Tok[] => [['', textOf(n)]];
+/** Pygments' default('#pop'): leave the state without consuming anything. */
+export const popDefault = (): Rule => ({ re: /(?:)/y, by: '', pop: true });
+/** A lexer made of Pygments rules only (no highlight.js pass). */
+export const rulesOnly = (states: Record<string, Rule[]>): Lang => ({ hljs: null, protectedScopes: new Set(), protect: noProtect, states });
 
 // ---------------------------------------------------------------- Python (python.py PythonLexer)
 const PY_NAME = '[A-Za-z_\\u00C0-\\uFFFF][\\w\\u00C0-\\uFFFF]*';
@@ -104,15 +111,16 @@ const python: Lang = {
       rule('(import)((?:\\s|\\\\\\s)+)', ['kn', 'w'], { next: 'import' }),
       ...PY_EXPR,
     ],
-    funcname: [rule(words(PY_MAGIC_FUNCS), 'fm', { pop: true }), rule(PY_NAME, 'nf', { pop: true })],
+    funcname: [rule(words(PY_MAGIC_FUNCS), 'fm', { pop: true }), rule(PY_NAME, 'nf', { pop: true }), popDefault()],
     classname: [rule(PY_NAME, 'nc', { pop: true })],
     import: [
       rule('(\\s+)(as)(\\s+)', ['w', 'k', 'w']),
       rule('\\.', 'nn'),
       rule(PY_NAME, 'nn'),
       rule('(\\s*)(,)(\\s*)', ['w', 'o', 'w']),
+      popDefault(),
     ],
-    fromimport: [rule('(\\s+)(import)\\b', ['w', 'kn'], { pop: true }), rule('\\.', 'nn'), rule('None\\b', 'kc', { pop: true }), rule(PY_NAME, 'nn')],
+    fromimport: [rule('(\\s+)(import)\\b', ['w', 'kn'], { pop: true }), rule('\\.', 'nn'), rule('None\\b', 'kc', { pop: true }), rule(PY_NAME, 'nn'), popDefault()],
   },
   protect(node, offset, whole, inner) {
     const text = textOf(node);
@@ -358,7 +366,7 @@ const diff: Lang = {
 
 /** Lexers by the lower-cased fence word (Pygments' aliases, as code.ts names them). */
 export const LANGS: Record<string, Lang> = {};
-const alias = (lang: Lang, names: string): void => {
+export const alias = (lang: Lang, names: string): void => {
   for (const n of names.split(' ')) LANGS[n] = lang;
 };
 alias(python, 'python py sage python3 py3 bazel starlark');

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { LANGS, type Lang, type Rule, type Tok } from './highlight-langs.js';
+import './highlight-langs-more.js';
 
 /**
  * Token spans for fenced code blocks, with Pygments' short CSS classes (what
@@ -67,9 +68,15 @@ const textOf = (n: Node): string => n.text ?? (n.children ?? []).map(textOf).joi
 
 /** The Pygments-rule tokenizer over text between protected parts; the state stack persists. */
 class Lexer {
-  private stack: string[] = ['root'];
+  private stack: string[];
   readonly out: Tok[] = [];
-  constructor(private readonly lang: Lang, private readonly whole: string) {}
+  constructor(
+    private readonly lang: Lang,
+    private readonly whole: string,
+    state = 'root',
+  ) {
+    this.stack = [state];
+  }
 
   private get rules(): Rule[] {
     return this.lang.states[this.stack[this.stack.length - 1]!] ?? this.lang.states.root!;
@@ -82,26 +89,36 @@ class Lexer {
       for (const r of this.rules) {
         r.re.lastIndex = i;
         const m = r.re.exec(text);
-        if (!m || m[0].length === 0 && !r.pop && !r.next) continue;
+        if (!m || (m[0].length === 0 && !r.pop && !r.next)) continue;
         if (r.start && offset + i !== 0) continue;
         if (r.lineStart && !(offset + i === 0 || this.whole[offset + i - 1] === '\n')) continue;
         const by = r.by;
         if (typeof by === 'string') {
           if (m[0]) this.out.push([by, m[0]]);
         } else if (typeof by === 'function') this.out.push([by(m[0]), m[0]]);
-        else by.forEach((c, g) => m[g + 1] && this.out.push([c, m[g + 1]!]));
+        else
+          by.forEach((c, g) => {
+            const t = m[g + 1];
+            if (!t) return;
+            if (c.startsWith('@')) {
+              // Pygments' using(this, state=...): the group lexed again from that state.
+              const sub = new Lexer(this.lang, this.whole, c.slice(1));
+              sub.gap(t, offset + i + m[0].indexOf(t));
+              this.out.push(...sub.out);
+            } else this.out.push([c, t]);
+          });
         if (r.pop) this.stack.pop();
         if (r.next) this.stack.push(r.next);
         if (this.stack.length === 0) this.stack.push('root');
         i += m[0].length;
         continue outer;
       }
-      // Nothing matched: Pygments pops a non-root state and retries, or emits an error token.
-      if (this.stack.length > 1) {
-        this.stack.pop();
-        continue;
-      }
-      this.out.push(['err', text[i]!]);
+      // Nothing matched (Pygments' RegexLexer): at a newline the state goes back to root
+      // and the newline is Whitespace; otherwise the character is an Error token.
+      if (text[i] === '\n') {
+        this.stack = ['root'];
+        this.out.push(['w', '\n']);
+      } else this.out.push(['err', text[i]!]);
       i++;
     }
   }
