@@ -7,6 +7,15 @@
  */
 import { alias, popDefault, rule, rulesOnly, words, type Rule } from './highlight-langs.js';
 import { SQL_DATATYPES, SQL_KEYWORDS } from './highlight-sql-words.js';
+import {
+  CSS_ALL_UNITS,
+  CSS_COLOR_KEYWORDS,
+  CSS_CSS_PROPERTIES,
+  CSS_FUNCTIONAL_NOTATION_KEYWORD_VALUES,
+  CSS_KEYWORD_VALUES,
+  CSS_OTHER_KEYWORD_VALUES,
+  CSS_VENDOR_PREFIXES,
+} from './highlight-css-words.js';
 
 // ---------------------------------------------------------------- SQL (flags: IGNORECASE)
 const sql = rulesOnly({
@@ -275,3 +284,125 @@ alias(rust, 'rust rs');
 alias(java, 'java');
 alias(cFamily(false), 'c');
 alias(cFamily(true), 'cpp c++');
+
+// ---------------------------------------------------------------- CSS (css.py CssLexer)
+const esc = (w: string): string => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const list = (ws: string): string => ws.trim().split(/\s+/).map(esc).join(' ');
+const inOrder = (ws: string): string => ws.trim().split(/\s+/).map(esc).join('|');
+const CSS_URLS: Rule[] = [
+  rule('(url)(\\()(".*?")(\\))', ['nb', 'p', 's2', 'p']),
+  rule("(url)(\\()('.*?')(\\))", ['nb', 'p', 's1', 'p']),
+  rule('(url)(\\()(.*?)(\\))', ['nb', 'p', 'sx', 'p']),
+];
+const CSS_NUMERIC: Rule[] = [
+  rule('\\#[a-zA-Z0-9]{1,6}', 'mh'),
+  rule('[+\\-]?[0-9]*[.][0-9]+', 'mf', { next: 'numeric-end' }),
+  rule('[+\\-]?[0-9]+', 'mi', { next: 'numeric-end' }),
+];
+const CSS_STRINGS: Rule[] = [rule('"(\\\\\\\\|\\\\[^\\\\]|[^"\\\\])*"', 's2'), rule("'(\\\\\\\\|\\\\[^\\\\]|[^'\\\\])*'", 's1')];
+const CSS_KW_RULES: Rule[] = [
+  rule(words(list(CSS_KEYWORD_VALUES)), 'kc'),
+  rule(words(list(CSS_OTHER_KEYWORD_VALUES)), 'kc'),
+  rule(words(list(CSS_COLOR_KEYWORDS)), 'kc'),
+];
+const CSS_BASICS: Rule[] = [
+  rule('\\s+', 'w'),
+  rule('/\\*(?:.|\\n)*?\\*/', 'c'),
+  rule('\\{', 'p', { next: 'content' }),
+  rule('(\\:{1,2})([\\w-]+)', ['p', 'nd']),
+  rule('(\\.)([\\w-]+)', ['p', 'nc']),
+  rule('(\\#)([\\w-]+)', ['p', 'nn']),
+  rule('(@)([\\w-]+)', ['p', 'k'], { next: 'atrule' }),
+  rule('[\\w-]+', 'nt'),
+  rule('[~^*!%&$\\[\\]()<>|+=@:;,./?-]', 'o'),
+  ...CSS_STRINGS,
+];
+const css = rulesOnly({
+  root: CSS_BASICS,
+  atrule: [rule('\\{', 'p', { next: 'atcontent' }), rule(';', 'p', { pop: true }), ...CSS_BASICS],
+  atcontent: [...CSS_BASICS, rule('\\}', 'p', { pop: 2 })],
+  content: [
+    rule('\\s+', 'w'),
+    rule('\\}', 'p', { pop: true }),
+    rule(';', 'p'),
+    rule('^@.*?$', 'cp'),
+    rule(words(list(CSS_VENDOR_PREFIXES), ''), 'kp'),
+    rule(`(${inOrder(CSS_CSS_PROPERTIES)})(\\s*)(\\:)`, ['k', 'w', 'p'], { next: 'value-start' }),
+    rule('([-]+[a-zA-Z_][\\w-]*)(\\s*)(\\:)', ['nv', 'w', 'p'], { next: 'value-start' }),
+    rule('([a-zA-Z_][\\w-]*)(\\s*)(\\:)', ['n', 'w', 'p'], { next: 'value-start' }),
+    rule('/\\*(?:.|\\n)*?\\*/', 'c'),
+  ],
+  'value-start': [
+    rule('\\s+', 'w'),
+    rule(words(list(CSS_VENDOR_PREFIXES), ''), 'bp'),
+    ...CSS_URLS,
+    rule(`(${inOrder(CSS_FUNCTIONAL_NOTATION_KEYWORD_VALUES)})(\\()`, ['nb', 'p'], { next: 'function-start' }),
+    rule('([a-zA-Z_][\\w-]+)(\\()', ['nf', 'p'], { next: 'function-start' }),
+    ...CSS_KW_RULES,
+    rule(words(list(CSS_CSS_PROPERTIES)), 'k'),
+    rule('\\!important', 'cp'),
+    rule('/\\*(?:.|\\n)*?\\*/', 'c'),
+    ...CSS_NUMERIC,
+    rule('[~^*!%&<>|+=@:./?-]+', 'o'),
+    rule('[\\[\\](),]+', 'p'),
+    ...CSS_STRINGS,
+    rule('[a-zA-Z_][\\w-]*', 'n'),
+    rule(';', 'p', { pop: true }),
+    rule('\\}', 'p', { pop: 2 }),
+  ],
+  'function-start': [
+    rule('\\s+', 'w'),
+    rule('[-]+([A-Za-z][\\w+]*[-]*)+', 'nv'),
+    ...CSS_URLS,
+    rule(words(list(CSS_VENDOR_PREFIXES), ''), 'kp'),
+    ...CSS_KW_RULES,
+    rule(`(${inOrder(CSS_FUNCTIONAL_NOTATION_KEYWORD_VALUES)})(\\()`, ['nb', 'p'], { next: 'function-start' }),
+    rule('([a-zA-Z_][\\w-]+)(\\()', ['nf', 'p'], { next: 'function-start' }),
+    rule('/\\*(?:.|\\n)*?\\*/', 'c'),
+    ...CSS_NUMERIC,
+    rule('[*+/-]', 'o'),
+    rule(',', 'p'),
+    ...CSS_STRINGS,
+    rule('[a-zA-Z_-]\\w*', 'n'),
+    rule('\\)', 'p', { pop: true }),
+  ],
+  'numeric-end': [rule(words(list(CSS_ALL_UNITS)), 'kt'), rule('%', 'kt'), popDefault()],
+});
+alias(css, 'css');
+
+// ---------------------------------------------------------------- HTML (html.py HtmlLexer; flags: IGNORECASE | DOTALL)
+const H = (re: string, by: Rule['by'], opts: Partial<Omit<Rule, 're' | 'by'>> = {}): Rule => rule(re, by, { ...opts, flags: 'is' });
+const html = rulesOnly({
+  root: [
+    H('[^<&]+', ''),
+    H('&\\S*?;', 'ni'),
+    H('\\<\\!\\[CDATA\\[.*?\\]\\]\\>', 'cp'),
+    H('<!--.*?-->', 'cm'),
+    H('<\\?.*?\\?>', 'cp'),
+    H('<![^>]*>', 'cp'),
+    H('(<)(\\s*)(script)(\\s*)', ['p', '', 'nt', ''], { next: 'script-content', then: 'tag' }),
+    H('(<)(\\s*)(style)(\\s*)', ['p', '', 'nt', ''], { next: 'style-content', then: 'tag' }),
+    H('(<)(\\s*)([\\w:.-]+)', ['p', '', 'nt'], { next: 'tag' }),
+    H('(<)(\\s*)(/)(\\s*)([\\w:.-]+)(\\s*)(>)', ['p', '', 'p', '', 'nt', '', 'p']),
+  ],
+  tag: [
+    H('\\s+', ''),
+    H('([\\w:-]+\\s*)(=)(\\s*)', ['na', 'o', ''], { next: 'attr' }),
+    H('[\\w:-]+', 'na'),
+    H('(/?)(\\s*)(>)', ['p', '', 'p'], { pop: true }),
+  ],
+  'script-content': [
+    H('(<)(\\s*)(/)(\\s*)(script)(\\s*)(>)', ['p', '', 'p', '', 'nt', '', 'p'], { pop: true }),
+    H('.+?(?=<\\s*/\\s*script\\s*>)', '@@javascript'),
+    H('.+?\\n', '@@javascript', { pop: true }),
+    H('.+', '@@javascript', { pop: true }),
+  ],
+  'style-content': [
+    H('(<)(\\s*)(/)(\\s*)(style)(\\s*)(>)', ['p', '', 'p', '', 'nt', '', 'p'], { pop: true }),
+    H('.+?(?=<\\s*/\\s*style\\s*>)', '@@css'),
+    H('.+?\\n', '@@css', { pop: true }),
+    H('.+', '@@css', { pop: true }),
+  ],
+  attr: [H('".*?"', 's', { pop: true }), H("'.*?'", 's', { pop: true }), H('[^\\s>]+', 's', { pop: true })],
+});
+alias(html, 'html');

@@ -11,9 +11,13 @@ export type Tok = [cls: string, text: string];
 
 export interface Rule {
   readonly re: RegExp;
+  /** A class, one class per group, or a function of the text; "@state" lexes again from a state, "@@alias" with another language. */
   readonly by: string | readonly string[] | ((s: string) => string);
   readonly next?: string;
-  readonly pop?: boolean;
+  /** A second state pushed after `next` (Pygments' tuple of new states). */
+  readonly then?: string;
+  /** Pop one state (true) or n states (Pygments' '#pop:n'). */
+  readonly pop?: boolean | number;
   /** Only at offset 0 of the block (Python's \A). */
   readonly start?: boolean;
   readonly lineStart?: boolean;
@@ -39,7 +43,13 @@ export const rule = (re: string, by: Rule['by'], opts: Partial<Omit<Rule, 're' |
   const { flags, ...rest } = opts;
   return { re: rx(re, flags), by, ...rest };
 };
-export const words = (list: string, suffix = '\\b', prefix = ''): string => `${prefix}(?:${list.trim().split(/\s+/).join('|')})${suffix}`;
+/** Pygments' words(): its optimised regex prefers the longest word, so longer alternatives go first. */
+export const words = (list: string, suffix = '\\b', prefix = ''): string =>
+  `${prefix}(?:${list
+    .trim()
+    .split(/\s+/)
+    .sort((a, b) => b.length - a.length)
+    .join('|')})${suffix}`;
 const textOf = (n: NodeLike): string => n.text ?? (n.children ?? []).map(textOf).join('');
 export const noProtect = (n: NodeLike): Tok[] => [['', textOf(n)]];
 /** Pygments' default('#pop'): leave the state without consuming anything. */

@@ -94,7 +94,8 @@ class Lexer {
         if (r.lineStart && !(offset + i === 0 || this.whole[offset + i - 1] === '\n')) continue;
         const by = r.by;
         if (typeof by === 'string') {
-          if (m[0]) this.out.push([by, m[0]]);
+          if (by.startsWith('@@')) this.out.push(...(highlightTokens(m[0], by.slice(2)) ?? [['', m[0]]]));
+          else if (m[0]) this.out.push([by, m[0]]);
         } else if (typeof by === 'function') this.out.push([by(m[0]), m[0]]);
         else
           by.forEach((c, g) => {
@@ -107,8 +108,9 @@ class Lexer {
               this.out.push(...sub.out);
             } else this.out.push([c, t]);
           });
-        if (r.pop) this.stack.pop();
+        for (let n = r.pop === true ? 1 : r.pop || 0; n > 0; n--) this.stack.pop();
         if (r.next) this.stack.push(r.next);
+        if (r.then) this.stack.push(r.then);
         if (this.stack.length === 0) this.stack.push('root');
         i += m[0].length;
         continue outer;
