@@ -21,6 +21,17 @@ export interface Rule {
   /** Only at offset 0 of the block (Python's \A). */
   readonly start?: boolean;
   readonly lineStart?: boolean;
+  /**
+   * Pygments' callbacks (ExtendedRegexLexer): emit tokens into `lx.out`, may
+   * change `lx.stack` and `lx.ctx`; returns how many characters it consumed.
+   */
+  readonly cb?: (m: RegExpExecArray, lx: LexApi) => number;
+}
+
+export interface LexApi {
+  readonly out: Tok[];
+  stack: string[];
+  readonly ctx: Record<string, unknown>;
 }
 
 interface NodeLike {

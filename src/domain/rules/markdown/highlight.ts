@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { LANGS, type Lang, type Rule, type Tok } from './highlight-langs.js';
 import './highlight-langs-more.js';
+import './highlight-yaml.js';
 
 /**
  * Token spans for fenced code blocks, with Pygments' short CSS classes (what
@@ -68,8 +69,9 @@ const textOf = (n: Node): string => n.text ?? (n.children ?? []).map(textOf).joi
 
 /** The Pygments-rule tokenizer over text between protected parts; the state stack persists. */
 class Lexer {
-  private stack: string[];
+  stack: string[];
   readonly out: Tok[] = [];
+  readonly ctx: Record<string, unknown> = {};
   constructor(
     private readonly lang: Lang,
     private readonly whole: string,
@@ -89,9 +91,17 @@ class Lexer {
       for (const r of this.rules) {
         r.re.lastIndex = i;
         const m = r.re.exec(text);
-        if (!m || (m[0].length === 0 && !r.pop && !r.next)) continue;
+        if (!m || (m[0].length === 0 && !r.pop && !r.next && !r.cb)) continue;
         if (r.start && offset + i !== 0) continue;
         if (r.lineStart && !(offset + i === 0 || this.whole[offset + i - 1] === '\n')) continue;
+        if (r.cb) {
+          const used = r.cb(m, this);
+          for (let n = r.pop === true ? 1 : r.pop || 0; n > 0 && this.stack.length > 1; n--) this.stack.pop();
+          if (r.next) this.stack.push(r.next);
+          if (r.then) this.stack.push(r.then);
+          i += used;
+          continue outer;
+        }
         const by = r.by;
         if (typeof by === 'string') {
           if (by.startsWith('@@')) this.out.push(...(highlightTokens(m[0], by.slice(2)) ?? [['', m[0]]]));
