@@ -35,6 +35,8 @@ function grammar(name: string): HljsApi {
   if (!hljs.getLanguage(name)) {
     const mod = require(`highlight.js/lib/languages/${name}`) as { default?: unknown };
     hljs.registerLanguage(name, mod.default ?? mod);
+    // highlight.js compiles a grammar on first use: do it now, outside any block's budget.
+    hljs.highlight('', { language: name, ignoreIllegals: true });
   }
   return hljs;
 }
@@ -88,6 +90,7 @@ class Lexer {
   gap(text: string, offset: number): void {
     let i = 0;
     outer: while (i < text.length) {
+      if ((++steps & 63) === 0 && performance.now() > deadline) throw OVER_BUDGET;
       for (const r of this.rules) {
         r.re.lastIndex = i;
         const m = r.re.exec(text);
@@ -175,6 +178,20 @@ class Lexer {
   }
 }
 
+/**
+ * Pygments' regular expressions are backtracking ones; on hostile input (a
+ * 10,000-character line of identifiers, say) some (Java's and C's function
+ * signature rules) take quadratic time. Blocks over 5,000 characters are
+ * shown plain, as an unknown language is, and a block whose lexing runs past
+ * 250 ms (far above the ~1 ms of ordinary code; only hostile input gets
+ * there) falls back to plain too, so that no message can pin the renderer.
+ */
+export const HIGHLIGHT_BUDGET_MS = 250;
+export const HIGHLIGHT_MAX_CHARS = 5_000;
+const OVER_BUDGET = new Error('highlight budget exceeded');
+let deadline = 0;
+let steps = 0;
+
 const escapeCode = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /**
@@ -213,7 +230,22 @@ export function tokensToHtml(toks: readonly Tok[]): string {
 /** Pygments' tokens for `code` (ending in "\n") in the language of this alias, or null when we have no lexer for it. */
 export function highlightTokens(code: string, alias: string): Tok[] | null {
   const lang = LANGS[alias];
-  if (!lang) return null;
+  if (!lang || code.length > HIGHLIGHT_MAX_CHARS) return null;
+  // Loading a grammar (once) is not the block's work: the budget starts after it.
+  if (lang.hljs) grammar(lang.hljs);
+  const outer = deadline === 0;
+  if (outer) deadline = performance.now() + HIGHLIGHT_BUDGET_MS;
+  try {
+    return lexAll(lang, code);
+  } catch (err) {
+    if (err === OVER_BUDGET && outer) return null;
+    throw err;
+  } finally {
+    if (outer) deadline = 0;
+  }
+}
+
+function lexAll(lang: Lang, code: string): Tok[] {
   const lexer = new Lexer(lang, code);
   if (lang.hljs) {
     const nodes = parseHljs(grammar(lang.hljs).highlight(code, { language: lang.hljs, ignoreIllegals: true }).value);
