@@ -45,9 +45,10 @@ export async function ownerId(server) {
 
 /**
  * Inserts `count` messages into a channel through the store, in batches,
- * with a read row for each reader. Returns the elapsed seconds.
+ * with a read row for each reader (`text(k)` is the k-th message's content).
+ * Returns the elapsed seconds.
  */
-export async function bulkInsertChannelMessages(server, { channelId, senderId, readerIds, count, batch = 500, topics = 20 }) {
+export async function bulkInsertChannelMessages(server, { channelId, senderId, readerIds, count, batch = 500, topics = 20, text = (k) => `bulk message ${k}` }) {
   const { openStore } = await import(path.join(ROOT, 'dist/src/store/db.js'));
   const store = openStore({ databaseUrl: server.databaseUrl, dataDir: server.dataDir, poolSize: 2 });
   const db = store.db;
@@ -69,8 +70,8 @@ export async function bulkInsertChannelMessages(server, { channelId, senderId, r
           dm_key: null,
           topic,
           topic_key: topic,
-          content: `bulk message ${k}`,
-          rendered_content: `<p>bulk message ${k}</p>`,
+          content: text(k),
+          rendered_content: `<p>${text(k)}</p>`,
           date_sent: now,
           sending_client: 'bench',
           is_me_message: 0,

@@ -13,6 +13,7 @@ import { ROOT, RESULTS, table } from './lib.mjs';
 const SCRIPTS = [
   'p1-auth-read.mjs',
   'p2-get-messages.mjs',
+  'p2-search.mjs',
   'p3-register.mjs',
   'p4-event-fanout.mjs',
   'p5-event-deliveries.mjs',
@@ -50,6 +51,7 @@ const fmt = (v, unit = '') => (v === undefined || v === null ? 'n/a' : `${v}${un
 const rows = [
   { id: 'P1', what: 'GET /users/me vs bare node:http', figure: `${fmt(g('P1', (x) => x.ratio))} ratio; p99 ${fmt(g('P1', (x) => x.p99_ms_at_70pct), ' ms')} at 70%`, target: '>= 0.40; p99 <= 5 ms' },
   { id: 'P2', what: 'GET /messages, 50 newest in a channel', figure: `p99 ${fmt(g('P2', (x) => x.large.p99), ' ms')} at 1M; 1M/10k ${fmt(g('P2', (x) => x.p99_ratio))}`, target: 'p99 <= 25 ms; <= 1.5x' },
+  { id: 'P2s', what: 'GET /messages, 2-word search, 1M', figure: `p99 ${fmt(g('P2_search_sqlite', (x) => x.p99), ' ms')}`, target: 'p99 <= 50 ms' },
   { id: 'P3', what: 'POST /register, 100 users, 50 subs', figure: `p50 ${fmt(g('P3', (x) => x.p50_ms), ' ms')}; ${fmt(g('P3', (x) => x.statements))} statements`, target: 'p50 <= 20 ms; constant' },
   { id: 'P4', what: 'fan-out to long-pollers', figure: `1k: ${fmt(g('P4', (x) => x.clients_1000.last_answered_ms), ' ms')}; 5k: ${fmt(g('P4', (x) => x.clients_5000.last_answered_ms), ' ms')}`, target: '<= 50 ms; <= 250 ms' },
   { id: 'P5', what: 'event deliveries', figure: `${fmt(g('P5', (x) => x.deliveries_per_s))}/s`, target: '>= 10,000/s' },

@@ -120,6 +120,8 @@ export const ZULIP_NAMES = {
   'PATCH /realm/filters/:filter_id': ['Update a linkifier', 'update-linkifier'],
   'DELETE /realm/filters/:filter_id': ['Remove a linkifier', 'remove-linkifier'],
   'PATCH /realm/linkifiers': ['Reorder linkifiers', 'reorder-linkifiers'],
+  'POST /realm/playgrounds': ['Add a code playground', 'add-code-playground'],
+  'DELETE /realm/playgrounds/:playground_id': ['Remove a code playground', 'remove-code-playground'],
   'GET /users/me/:stream_id/topics': ['Get topics in a channel', 'get-stream-topics'],
   'GET /streams/:stream_id/email_address': ["Get channel's email address", 'get-stream-email-address'],
   'POST /users/me/muted_users/:muted_user_id': ['Mute a user', 'mute-user'],

@@ -6,6 +6,7 @@ import { messageViewFor } from './actions/message-events.js';
 import { linkifiersForRealm } from './access/linkifiers.js';
 import { LARGER_THAN_MAX_MESSAGE_ID, type Anchor, type NarrowTerm } from './rules/message-narrow.js';
 import { realmSettings } from './rules/realm-settings.js';
+import { highlightHtml, type SearchQuery } from './rules/search-text.js';
 import { presentMessage } from '../presenters/message.js';
 import { firstUnreadId, searchRange, type FoundRow, type SearchSpec } from '../store/message-search.js';
 import { loadMessageRelations } from '../store/message-relations.js';
@@ -89,35 +90,6 @@ export async function fetchRange(
 
 const escapeHtml = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
 
-/** Zulip's highlight_string: wraps matches outside tags in <span class="highlight">. */
-export function highlight(text: string, terms: readonly string[]): string {
-  if (terms.length === 0) return text;
-  const lower = text.toLowerCase();
-  const marks: [number, number][] = [];
-  let inTag = false;
-  const tagAt: boolean[] = [];
-  for (let i = 0; i < text.length; i++) {
-    if (text[i] === '<') inTag = true;
-    tagAt.push(inTag);
-    if (text[i] === '>') inTag = false;
-  }
-  for (const t of terms) {
-    if (!t) continue;
-    for (let i = lower.indexOf(t); i !== -1; i = lower.indexOf(t, i + t.length)) {
-      if (!tagAt.slice(i, i + t.length).some(Boolean)) marks.push([i, i + t.length]);
-    }
-  }
-  marks.sort((a, b) => a[0] - b[0]);
-  let out = '';
-  let pos = 0;
-  for (const [s, e] of marks) {
-    if (s < pos) continue;
-    out += text.slice(pos, s) + '<span class="highlight">' + text.slice(s, e) + '</span>';
-    pos = e;
-  }
-  return out + text.slice(pos);
-}
-
 export async function fetchMessages(app: AppCtx, caller: Caller, req: FetchRequest): Promise<Record<string, unknown>> {
   const realm = await realmOf(app, caller.realmId);
   const settings = realmSettings(realm.settings);
@@ -156,15 +128,15 @@ async function presentRows(
   settings: ReturnType<typeof realmSettings>,
   rows: readonly FoundRow[],
   req: Pick<FetchRequest, 'applyMarkdown' | 'clientGravatar' | 'allowEmptyTopicName'>,
-  search: string[] | null,
+  search: SearchQuery | null,
 ): Promise<Record<string, unknown>[]> {
   const rel = await loadMessageRelations(app.db, rows);
   const view = messageViewFor(app, realm, settings, req, await linkifiersForRealm(app.db, realm.id));
   return rows.map((r) => {
     const out = presentMessage(r, rel, view, r.um_flags);
     if (search) {
-      out.match_content = highlight(r.rendered_content, search);
-      out.match_subject = highlight(escapeHtml(r.topic), search);
+      out.match_content = highlightHtml(r.rendered_content, search.stems);
+      out.match_subject = highlightHtml(escapeHtml(r.topic), search.stems);
     }
     return out;
   });

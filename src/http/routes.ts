@@ -27,6 +27,7 @@ import * as reactions from './endpoints/reactions.js';
 import * as presence from './endpoints/presence.js';
 import * as realmEmoji from './endpoints/realm-emoji.js';
 import * as linkifiers from './endpoints/linkifiers.js';
+import * as playgrounds from './endpoints/playgrounds.js';
 import * as channelHelpers from './endpoints/channel-helpers.js';
 import * as mutedUsers from './endpoints/muted-users.js';
 import * as devices from './endpoints/devices.js';
@@ -158,6 +159,9 @@ export const routes: readonly AnyEndpoint[] = [
   linkifiers.updateLinkifier,
   linkifiers.removeLinkifier,
   linkifiers.reorderLinkifiers,
+  // code playgrounds (issue 16)
+  playgrounds.addPlayground,
+  playgrounds.removePlayground,
   channelHelpers.getChannelTopics,
   channelHelpers.getChannelEmailAddress,
   // the Zulip mobile app: muted users, devices and push registration (issue 18)

@@ -17,6 +17,7 @@ import { linkifiersModule } from './linkifiers.js';
 import { mutedUsersModule } from './muted-users.js';
 import { devicesModule } from './devices.js';
 import { attachmentsModule } from './attachments.js';
+import { playgroundsModule } from './playgrounds.js';
 
 /**
  * Every resource's /register state, in the order keys appear in the
@@ -24,7 +25,7 @@ import { attachmentsModule } from './attachments.js';
  * lists endpoints.
  */
 export const stateModules: StateModule[] = [
-  ] = [realmModule,
+  realmModule,
   usersModule,
   userSettingsModule,
   alertWordsModule,
@@ -49,4 +50,5 @@ export const stateModules: StateModule[] = [
   mutedUsersModule,
   devicesModule,
   attachmentsModule,
+  playgroundsModule,
 ];

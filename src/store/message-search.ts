@@ -3,6 +3,8 @@ import type { Db } from './db.js';
 import type { TxDb } from '../domain/context.js';
 import type { MessageRow } from './messages.js';
 import { FLAG_PRIVATE, FLAG_READ } from '../domain/rules/message-flags.js';
+import { fts5Match, type SearchQuery } from '../domain/rules/search-text.js';
+import { dialectOf, type Dialect } from './migrations/helpers.js';
 
 type AnyDb = Db | TxDb;
 
@@ -30,7 +32,7 @@ export type Condition =
   | { readonly kind: 'resolved'; readonly negated: boolean }
   | { readonly kind: 'has'; readonly column: 'has_link' | 'has_image' | 'has_attachment'; readonly negated: boolean }
   | { readonly kind: 'has_reaction'; readonly negated: boolean }
-  | { readonly kind: 'search'; readonly terms: readonly string[]; readonly negated: boolean }
+  | { readonly kind: 'search'; readonly query: SearchQuery; readonly negated: boolean }
   | { readonly kind: 'muted_excluded'; readonly userId: number; readonly channels: boolean }
   | { readonly kind: 'nothing' };
 
@@ -54,7 +56,7 @@ const foundColumns = sql.raw(FOUND_COLUMNS.map((c) => `m.${c}`).join(', '));
 
 const likeEscape = (s: string): string => s.replace(/[\\%_]/g, (c) => '\\' + c);
 
-function condition(c: Condition, idCol: RawBuilder<unknown>): RawBuilder<unknown> {
+function condition(c: Condition, idCol: RawBuilder<unknown>, dialect: Dialect): RawBuilder<unknown> {
   const neg = (e: RawBuilder<unknown>, negated: boolean): RawBuilder<unknown> => (negated ? sql`NOT (${e})` : e);
   switch (c.kind) {
     case 'recipient':
@@ -88,11 +90,20 @@ function condition(c: Condition, idCol: RawBuilder<unknown>): RawBuilder<unknown
     case 'has_reaction':
       return neg(sql`EXISTS (SELECT 1 FROM reactions r WHERE r.message_id = m.id)`, c.negated);
     case 'search': {
-      const parts = c.terms.map((t) => {
-        const pat = `%${likeEscape(t)}%`;
-        return sql`(lower(m.content) LIKE ${pat} ESCAPE '\\' OR m.topic_key LIKE ${pat} ESCAPE '\\')`;
-      });
-      return neg(parts.length ? sql`(${sql.join(parts, sql` AND `)})` : sql`1 = 1`, c.negated);
+      // Zulip's _by_search_tsearch: every word matches (stemmed, through the
+      // full-text index of migration 1000), and each quoted phrase is also a
+      // case-insensitive substring of the content or the topic.
+      const q = c.query;
+      let words: RawBuilder<unknown>;
+      if (q.words.length === 0) words = sql`1 = 0`;
+      else if (dialect === 'postgres') words = sql`m.search_tsv @@ plainto_tsquery('english', ${q.text})`;
+      else words = sql`m.id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ${fts5Match(q.words)})`;
+      const parts = [words];
+      for (const phrase of q.phrases) {
+        const pat = `%${likeEscape(phrase)}%`;
+        parts.push(sql`(lower(m.content) LIKE ${pat} ESCAPE '\\' OR m.topic_key LIKE ${pat} ESCAPE '\\')`);
+      }
+      return neg(parts.length === 1 ? words : sql`(${sql.join(parts, sql` AND `)})`, c.negated);
     }
     case 'muted_excluded': {
       const topics = sql`NOT EXISTS (SELECT 1 FROM user_topics ut WHERE ut.user_id = ${c.userId} AND ut.channel_id = m.stream_id AND ut.topic_lower = m.topic_key AND ut.visibility_policy = 1)`;
@@ -167,7 +178,7 @@ const MAX_ID = 2147483647;
 export async function searchRange(db: AnyDb, spec: SearchSpec, part: RangePart): Promise<FoundRow[]> {
   const b = base(spec);
   const bound = Math.min(part.bound, MAX_ID);
-  const where = [...b.where, ...spec.conditions.map((c) => condition(c, b.idCol))];
+  const where = [...b.where, ...spec.conditions.map((c) => condition(c, b.idCol, dialectOf(db as never)))];
   let order: RawBuilder<unknown>;
   const orderBy = (dir: RawBuilder<unknown>): RawBuilder<unknown> => sql`ORDER BY ${sql.join([...b.orderPrefix, b.idCol].map((c) => sql`${c} ${dir}`))}`;
   if (part.dir === 'before') {
@@ -191,7 +202,7 @@ export async function searchRange(db: AnyDb, spec: SearchSpec, part: RangePart):
 export async function firstUnreadId(db: AnyDb, spec: SearchSpec): Promise<number | undefined> {
   // The user's unread rows have their own (partial) index: walk it, whatever the narrow.
   const idCol = sql`um.message_id`;
-  const where = [sql`um.user_id = ${spec.userId}`, sql`(um.flags & ${sql.lit(FLAG_READ)}) = 0`, ...spec.conditions.map((c) => condition(c, idCol))];
+  const where = [sql`um.user_id = ${spec.userId}`, sql`(um.flags & ${sql.lit(FLAG_READ)}) = 0`, ...spec.conditions.map((c) => condition(c, idCol, dialectOf(db as never)))];
   const rows = await sql<{ id: number }>`SELECT um.message_id AS id FROM user_messages um JOIN messages m ON m.id = um.message_id WHERE ${sql.join(where, sql` AND `)} ORDER BY um.message_id ASC LIMIT 1`.execute(db);
   return rows.rows[0] ? Number(rows.rows[0].id) : undefined;
 }

@@ -3,6 +3,7 @@ import type { AttachmentTables } from './attachments-schema.js';
 import type { ChannelTables } from './channels-schema.js';
 import type { ClientCompatTables } from './client-compat-schema.js';
 import type { MobileTables } from './mobile-schema.js';
+import type { PlaygroundTables } from './playground-schema.js';
 import type { EventsTables } from './events-schema.js';
 import type { MessageTables } from './messages-schema.js';
 
@@ -178,7 +179,8 @@ export interface Database
     MessageTables,
     ClientCompatTables,
     MobileTables,
-    AttachmentTables {
+    AttachmentTables,
+    PlaygroundTables {
   web_sessions: WebSessionTable;
   realms: RealmTable;
   users: UserTable;

@@ -158,6 +158,8 @@ const RULES: Record<string, Rule> = {
   'PATCH /realm/filters/:filter_id': admin,
   'DELETE /realm/filters/:filter_id': admin,
   'PATCH /realm/linkifiers': admin,
+  'POST /realm/playgrounds': admin,
+  'DELETE /realm/playgrounds/:playground_id': admin,
   'GET /users/me/:stream_id/topics': any,
   'GET /streams/:stream_id/email_address': any,
   // the mobile app (issue 18)

@@ -142,7 +142,7 @@ describe('Zulip Markdown: inline', () => {
 
   it('uses the realm default code language for bare fences', () => {
     const c = exampleMarkdownContext({ defaultCodeBlockLanguage: 'py' });
-    expect(renderMarkdown('```\nx\n```', c).html).toBe('<div class="codehilite" data-code-language="Python"><pre><span></span><code>x\n</code></pre></div>');
+    expect(renderMarkdown('```\nx\n```', c).html).toBe('<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="n">x</span>\n</code></pre></div>');
   });
 });
 

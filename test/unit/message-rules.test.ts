@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { htmlDiff } from '../../src/domain/rules/html-diff.js';
 import { flagList, FLAG_READ, FLAG_STARRED, FLAG_TOPIC_WILDCARD, FLAG_PRIVATE } from '../../src/domain/rules/message-flags.js';
-import { LARGER_THAN_MAX_MESSAGE_ID, parseAnchor, parseNarrow, searchTerms } from '../../src/domain/rules/message-narrow.js';
+import { LARGER_THAN_MAX_MESSAGE_ID, parseAnchor, parseNarrow } from '../../src/domain/rules/message-narrow.js';
+import { fts5Match, highlightHtml, parseSearch } from '../../src/domain/rules/search-text.js';
 import { resolveToggled, truncateTopic } from '../../src/domain/rules/topics.js';
 
 describe('message rules', () => {
@@ -35,7 +36,16 @@ describe('message rules', () => {
     ]);
     expect(parseNarrow(null)).toEqual([]);
     expect(() => parseNarrow([{ operator: 'dm', operand: [1, 'a'] }])).toThrow('operand[1] is not an integer');
-    expect(searchTerms('Foo "bar baz"  qux')).toEqual(['foo', 'bar baz', 'qux']);
+    const q = parseSearch('Foo "bar baz"  the qux Running');
+    expect(q.words).toEqual(['foo', 'bar', 'baz', 'qux', 'running']);
+    expect(q.phrases).toEqual(['bar baz']);
+    expect([...q.stems]).toEqual(['foo', 'bar', 'baz', 'qux', 'run']);
+    expect(fts5Match(q.words)).toBe('"foo" "bar" "baz" "qux" "running"');
+    expect(parseSearch('the "and"').words).toEqual([]);
+    // Tags, attributes and character references are never split or matched.
+    expect(highlightHtml('<a href="/run" title="run">runs &amp; run&#39;s</a>', q.stems)).toBe(
+      '<a href="/run" title="run"><span class="highlight">runs</span> &amp; <span class="highlight">run</span>&#39;s</a>',
+    );
   });
 
   it('topics: truncation and resolve detection', () => {

@@ -1,6 +1,7 @@
 import type { AppCtx, Caller } from '../context.js';
 import { FLAG_HAS_ALERT_WORD, FLAG_MENTION_ANY, FLAG_PRIVATE, FLAG_READ, FLAG_STARRED } from '../rules/message-flags.js';
-import { badNarrow, CHANNEL_OPERATORS, searchTerms, type NarrowTerm } from '../rules/message-narrow.js';
+import { badNarrow, CHANNEL_OPERATORS, type NarrowTerm } from '../rules/message-narrow.js';
+import { parseSearch, type SearchQuery } from '../rules/search-text.js';
 import { topicKey } from '../rules/topics.js';
 import type { Condition, SearchSpec } from '../../store/message-search.js';
 import { userById } from '../../store/users.js';
@@ -19,8 +20,8 @@ import { channelByIdOrName, MessageViewer, usersByEmails } from './messages.js';
  */
 export interface ResolvedNarrow {
   readonly spec: SearchSpec;
-  /** Lower-cased search words and phrases, for highlighting; null without a search term. */
-  readonly search: string[] | null;
+  /** The (non-negated) search, for highlighting; null without one. */
+  readonly search: SearchQuery | null;
   /** A channel term is present (first-unread then skips muted-channel exclusion). */
   readonly channelNarrow: boolean;
 }
@@ -161,16 +162,18 @@ export async function resolveNarrow(app: AppCtx, caller: Caller, terms: readonly
         conditions.push({ kind: 'id', id: Number(operand), negated });
         break;
       case 'search':
-        searches.push(operand as string);
+        // A negated search removes its matches; the others are read as one query.
+        if (negated) conditions.push({ kind: 'search', query: parseSearch(operand as string), negated: true });
+        else searches.push(operand as string);
         break;
       default:
         throw badNarrow(`unknown operator ${operator}`);
     }
   }
-  let search: string[] | null = null;
+  let search: SearchQuery | null = null;
   if (searches.length) {
-    search = searchTerms(searches.join(' '));
-    conditions.push({ kind: 'search', terms: search, negated: false });
+    search = parseSearch(searches.join(' '));
+    conditions.push({ kind: 'search', query: search, negated: false });
   }
   return {
     spec: { userId: caller.id, realmId: caller.realmId, includeHistory: includeHistory && !anyIs, conditions },

@@ -101,10 +101,3 @@ export function parseAnchor(raw: string | undefined, useFirstUnread: boolean): A
   if (digits.length > 17 || Number(digits) > LARGER_THAN_MAX_MESSAGE_ID) return LARGER_THAN_MAX_MESSAGE_ID;
   return Number(digits);
 }
-
-/** Splits a search operand into words and "quoted phrases" (lower-cased). */
-export function searchTerms(operand: string): string[] {
-  const out: string[] = [];
-  for (const m of operand.matchAll(/"([^"]+)"|(\S+)/g)) out.push((m[1] ?? m[2]!).toLowerCase());
-  return out;
-}

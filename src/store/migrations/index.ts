@@ -9,14 +9,16 @@ import { m0600ClientCompat } from './0600-client-compat.js';
 import { m0800Mobile } from './0800-mobile.js';
 import { m1200Attachments } from './1200-attachments.js';
 import { m1300WebSessions } from './1300-web-sessions.js';
+import { m1000MessageSearch } from './1000-message-search.js';
+import { m1001RealmPlaygrounds } from './1001-realm-playgrounds.js';
 
 /**
  * Forward-only migrations, applied in name order at start. Each resource adds
  * its own file; number ranges keep parallel work from colliding:
  * 0001-0099 foundation/users, 0100 events, 0200 channels, 0300 messages,
  * 0400 groups/drafts/views/snippets, 0500 profiles, 0600 client compat, 0700 guests,
- * 0800 mobile app, 0900 sign-up and system bots, 1000 search, 1100 jobs, 1200 files, 1300 web sessions.
- * 0400 groups/drafts/views/snippets, 0500 profiles, 0600 client compat, 1300 web sessions.
+ * 0800 mobile app, 0900 sign-up and system bots, 1000 search and playgrounds, 1100 jobs,
+ * 1200 files, 1300 web sessions, 1400 integrations and bot storage.
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001Foundation,
@@ -29,4 +31,6 @@ export const migrations: Record<string, Migration> = {
   '0800-mobile': m0800Mobile,
   '1200-attachments': m1200Attachments,
   '1300-web-sessions': m1300WebSessions,
+  '1000-message-search': m1000MessageSearch,
+  '1001-realm-playgrounds': m1001RealmPlaygrounds,
 };

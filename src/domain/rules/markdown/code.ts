@@ -1,7 +1,8 @@
-// Code blocks in Zulip's Pygments/codehilite wrapper (spec §5). We do not run Pygments:
-// blocks get the exact wrapper, the data-code-language value Pygments would report and
-// Zulip's escaping, but no token <span>s (documented in docs/markdown.md).
+// Code blocks in Zulip's Pygments/codehilite wrapper (spec §5): the exact wrapper, the
+// data-code-language value Pygments would report, Zulip's escaping, and for the languages
+// highlight.ts knows, token <span>s with Pygments' classes (other languages stay plain).
 import { escapeCode, escapePygments } from './html.js';
+import { highlightCode } from './highlight.js';
 
 // Pygments lexer aliases -> lexer display name, for the languages people actually use.
 const LEXER_NAMES: Record<string, string> = {};
@@ -115,5 +116,6 @@ export function renderCodeBlock(text: string, lang: string): string {
     return `<div class="codehilite"><pre><span></span><code>${escapePygments(body)}</code></pre></div>`;
   }
   const name = codeLanguageName(lang).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  return `<div class="codehilite" data-code-language="${name}"><pre><span></span><code>${escapeCode(body)}</code></pre></div>`;
+  const inner = highlightCode(body, lang) ?? escapeCode(body);
+  return `<div class="codehilite" data-code-language="${name}"><pre><span></span><code>${inner}</code></pre></div>`;
 }
