@@ -79,15 +79,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   await queues.restore();
   queues.attach(bus);
-  const files = {} as { service?: FileService };
-  const ctx: AppCtx = {
-    config, store, db: store.db, bus, log, limiter, authCache, queues,
-    get files(): FileService {
-      return files.service!;
-    },
-  };
-  files.service = new FileService(ctx, createStorage(config));
-  files.service.start();
+  // The file service works through the context it belongs to: built in two steps.
+  const base: Omit<AppCtx, 'files'> = { config, store, db: store.db, bus, log, limiter, authCache, queues };
+  const ctx = base as AppCtx;
+  const files = new FileService(ctx, createStorage(config));
+  (ctx as { files: FileService }).files = files;
+  files.start();
   const http = await buildHttpServer(ctx, { logger: false });
   registerPageRoutes(http, ctx);
   const health = new Health(store.db, redis ? () => redis.ping() : undefined);
@@ -103,7 +100,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       await queues.drain();
       await http.close();
       await queues.persist();
-      await files.service!.close();
+      await files.close();
       await bus.close();
       await redis?.close();
       await store.close();
