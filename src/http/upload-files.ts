@@ -4,6 +4,7 @@ import { JsonableError } from '../domain/errors.js';
 import { canReadUpload } from '../domain/access/attachments.js';
 import { authenticate } from './auth.js';
 import { noteUser } from './logging.js';
+import { sessionOf } from './sessions.js';
 import { parsePathId } from '../files/names.js';
 import { INLINE_TYPES } from '../files/content-type.js';
 import { SERVER_THUMBNAIL_FORMATS, STILL_FORMAT } from '../files/thumbnails.js';
@@ -32,6 +33,15 @@ import { attachmentById, attachmentByPathId, THUMBNAIL_DONE, type AttachmentRow 
  * too when the web branch is merged: one place, every file route follows.
  */
 export async function authenticateFileRequest(app: AppCtx, req: FastifyRequest): Promise<Caller> {
+  // A browser's <img>/<a> carries the web app's session cookie (a GET: no CSRF
+  // token is needed, as for any Zulip GET); apps send their API key.
+  if (req.headers.authorization === undefined) {
+    const session = await sessionOf(app, req);
+    if (session) {
+      noteUser(req, session.caller.id);
+      return session.caller;
+    }
+  }
   const { caller } = await authenticate(app, req.headers.authorization);
   noteUser(req, caller.id);
   return caller;

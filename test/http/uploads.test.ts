@@ -148,6 +148,24 @@ describe('who may download', () => {
     expect(anon.body).not.toContain('c.txt');
   });
 
+  it('a signed-in browser downloads with its session cookie, under the same access rule; a bad cookie is 401', async () => {
+    const up = expectSuccess(await uploadFile(t, 'hamlet', 'browser.txt', 'from the web app', 'text/plain'));
+    const cookieOf = async (who: 'hamlet' | 'cordelia'): Promise<string> => {
+      const u = t.users[who];
+      const res = await t.app.http.inject({ method: 'POST', url: '/accounts/login', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `username=${encodeURIComponent(u.email)}&password=${encodeURIComponent(u.password)}` });
+      expect(res.statusCode).toBe(200);
+      const set = res.headers['set-cookie'] as string[];
+      return set.find((c) => c.startsWith('sessionid='))!.split(';')[0]!;
+    };
+    const get = (cookie: string) => t.app.http.inject({ method: 'GET', url: up.url, headers: { cookie } });
+    const own = await get(await cookieOf('hamlet'));
+    expect(own.statusCode).toBe(200);
+    expect(own.body).toBe('from the web app');
+    const other = await get(await cookieOf('cordelia'));
+    expect(other.statusCode).toBe(404);
+    expect((await get('sessionid=not-a-session')).statusCode).toBe(401);
+  });
+
   it('path traversal and malformed paths are the missing-file 404', async () => {
     const up = expectSuccess(await uploadFile(t, 'hamlet', 'ok.txt', 'ok', 'text/plain'));
     const [, , realm, bucket, token] = up.url.split('/');
