@@ -1,3 +1,4 @@
+import { ALL, userAccessOf } from '../domain/access/user-access.js';
 import type { ParleyEvent } from '../events/types.js';
 import { FIELD_TYPES } from '../domain/rules/profile-fields.js';
 import { userSettings } from '../domain/rules/user-settings.js';
@@ -76,7 +77,10 @@ export const userStatusModule: StateModule = {
   fetchTypes: ['user_status'],
   async fetch({ app, user }) {
     const out: Record<string, Row> = {};
-    for (const r of await statusesInRealm(app.db, user.realmId)) {
+    const [rows, access] = await Promise.all([statusesInRealm(app.db, user.realmId), userAccessOf(app, user)]);
+    for (const r of rows) {
+      // Restricted guests: only the users they can access.
+      if (access !== ALL && !access.has(r.user_id)) continue;
       const status = presentUserStatus(r, userSettings(r.settings).presence_enabled !== false);
       if (Object.keys(status).length) out[String(r.user_id)] = status;
     }

@@ -198,7 +198,7 @@ export const createChannel = endpoint({
         isDefault: params.is_default_stream,
         groupSettings: requested,
       });
-      if (subscribers.length) await doSubscribe(tx, realmId, [created], subscribers);
+      if (subscribers.length) await doSubscribe(tx, realmId, [created], subscribers, new Map(), ctx.app);
       return created;
     });
     return { id: ch.id };

@@ -1,3 +1,4 @@
+import { userAccessOf } from '../../domain/access/user-access.js';
 import { z } from 'zod';
 import { realmOf } from '../../domain/realm-row-cache.js';
 import { accessMessage } from '../../domain/access/messages.js';
@@ -70,7 +71,8 @@ export const getMessage = endpoint({
       await linkifiersForRealm(ctx.app.db, realm.id),
     );
     const rel = await loadMessageRelations(ctx.app.db, [message]);
-    return { raw_content: message.content, message: presentMessage(message, rel, view, umFlags) };
+    const access = await userAccessOf(ctx.app, ctx.user);
+    return { raw_content: message.content, message: presentMessage(message, rel, { ...view, access }, umFlags) };
   },
 });
 

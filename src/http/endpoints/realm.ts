@@ -1,3 +1,4 @@
+import { accessBefore, emitAccessChanges } from '../../domain/access/user-access-events.js';
 import { z } from 'zod';
 import { endpoint } from '../endpoint.js';
 import { p, type Param } from '../params.js';
@@ -166,7 +167,10 @@ export const updateRealm = endpoint({
         const rules = { disallowed: NO_EVERYONE.has(key) ? ['role:internet', 'role:everyone'] : ['role:internet'] };
         const groupId = await resolveGroupSetting(tx.db, realmId, key, value, rules, ctx.user.id);
         const apiValue = await presentGroupSetting(tx.db, groupId);
+        // Who guests can access changes with this setting: every open queue of a guest gets the difference.
+        const access = key === 'can_access_all_users_group' ? await accessBefore(tx, realmId) : undefined;
         await doSetRealmGroupSetting(tx, realmId, key, groupId, apiValue);
+        if (access) await emitAccessChanges(ctx.app, tx, realmId, access);
         data[key] = apiValue;
       }
     });

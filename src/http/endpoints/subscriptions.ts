@@ -175,7 +175,7 @@ async function subscribe(ctx: AuthedCtx, q: SubscribeInput): Promise<Record<stri
       const c = colors.get(ch.name.toLowerCase());
       if (c) colorById.set(ch.id, c);
     }
-    return doSubscribe(tx, realmId, channels, targets, colorById);
+    return doSubscribe(tx, realmId, channels, targets, colorById, ctx.app);
   });
   const subscribed: Record<string, string[]> = {};
   const already: Record<string, string[]> = {};
@@ -212,7 +212,7 @@ async function unsubscribe(ctx: AuthedCtx, names: string[], principals: number[]
   }
   if (missing.length) throw badRequest(`Channel(s) (${missing.join(', ')}) do not exist`);
   if (others && !canRemoveSubscribers(v, channels)) throw insufficientPermission();
-  const result = await transact(ctx.app, (tx) => doUnsubscribe(tx, realmId, channels, targets));
+  const result = await transact(ctx.app, (tx) => doUnsubscribe(tx, realmId, channels, targets, ctx.app));
   return { removed: result.removed.map((s) => s.channel.name), not_removed: result.notSubscribed.map((s) => s.channel.name) };
 }
 

@@ -23,7 +23,8 @@ import {
   ROLE_OWNER,
   ROLES,
 } from '../../domain/rules/users.js';
-import { presentUser } from '../../presenters/user.js';
+import { presentInaccessibleUser, presentUser } from '../../presenters/user.js';
+import { canAccessUser, userAccessOf } from '../../domain/access/user-access.js';
 import { realmById } from '../../store/realms.js';
 import { countActiveHumanOwners, userByEmail, userById, usersInRealm, type UserRow } from '../../store/users.js';
 import { endpoint, type AuthedCtx } from '../endpoint.js';
@@ -70,8 +71,9 @@ export const listUsers = endpoint({
       const missing = user_ids.find((id) => !found.has(id));
       if (missing !== undefined) throw badRequest(`Invalid user ID: ${missing}`);
     }
-    const v = await view(ctx, client_gravatar, include_custom_profile_fields, user_ids);
-    return { members: rows.map((r) => presentUser(r, v)) };
+    const [v, access] = await Promise.all([view(ctx, client_gravatar, include_custom_profile_fields, user_ids), userAccessOf(ctx.app, ctx.user)]);
+    // Restricted guests get Zulip's placeholder for users they cannot access (GET /users has no user_list_incomplete).
+    return { members: rows.map((r) => (canAccessUser(access, r) ? presentUser(r, v) : presentInaccessibleUser(r.id, v.fakeEmailDomain))) };
   },
 });
 
