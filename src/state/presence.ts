@@ -1,5 +1,5 @@
+import { sharedUserAccess } from './shared.js';
 import { presenceResponse, restrictPresences } from '../domain/presence-views.js';
-import { userAccessOf } from '../domain/access/user-access.js';
 import { registerShaper } from '../events/delivery.js';
 import type { ParleyEvent } from '../events/types.js';
 import type { StateModule } from './types.js';
@@ -29,11 +29,12 @@ interface Modern {
 export const presenceModule: StateModule = {
   fetchTypes: ['presence'],
   eventTypes: ['presence'],
-  async fetch({ app, user, slimPresence, presence }) {
+  async fetch(ctx) {
+    const { app, user, slimPresence, presence } = ctx;
     // presence_last_update_id: only the changes after it (the client keeps what it had); presence_history_limit_days: the window.
     const [r, access] = await Promise.all([
       presenceResponse(app, user.realmId, { slim: slimPresence, lastUpdateId: presence?.lastUpdateId, historyDays: presence?.historyDays }),
-      userAccessOf(app, user),
+      sharedUserAccess(ctx),
     ]);
     return { presences: await restrictPresences(app, user.realmId, r.presences, access), server_timestamp: r.server_timestamp, presence_last_update_id: r.presence_last_update_id };
   },

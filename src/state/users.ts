@@ -1,8 +1,9 @@
+import { sharedUserAccess } from './shared.js';
 import { fakeEmailDomain } from '../config.js';
 import type { AppCtx } from '../domain/context.js';
 import { ROLE_ADMIN, ROLE_GUEST, ROLE_MODERATOR, ROLE_OWNER } from '../domain/rules/users.js';
 import { apiEmail, avatarUrl, presentInaccessibleUser, presentUser } from '../presenters/user.js';
-import { canAccessUser, userAccessOf } from '../domain/access/user-access.js';
+import { canAccessUser } from '../domain/access/user-access.js';
 import { usersInRealm } from '../store/users.js';
 import type { ClientView, StateModule } from './types.js';
 
@@ -105,8 +106,9 @@ function fakeEmailDomainOf(state: Record<string, unknown>): string | undefined {
 export const usersModule: StateModule = {
   fetchTypes: ['realm_user'],
   eventTypes: ['realm_user'],
-  async fetch({ app, user, userRow, clientGravatar, capabilities }) {
-    const [rows, profiles, access] = await Promise.all([usersInRealm(app.db, user.realmId), usersStateHooks.profileData(app, user.realmId), userAccessOf(app, user)]);
+  async fetch(ctx) {
+    const { app, user, userRow, clientGravatar, capabilities } = ctx;
+    const [rows, profiles, access] = await Promise.all([usersInRealm(app.db, user.realmId), usersStateHooks.profileData(app, user.realmId), sharedUserAccess(ctx)]);
     const view = {
       viewerId: user.id,
       viewerRole: userRow.role,

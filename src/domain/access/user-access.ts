@@ -132,25 +132,18 @@ export async function accessSets(db: AnyDb, realmId: number, groupId: number, gu
   return sets;
 }
 
-// One computation per request: keyed by the Caller object of the request.
-const perRequest = new WeakMap<Caller, Promise<AccessSet>>();
-
 /**
  * What the caller can access. Non-guests and guests of unrestricted realms:
- * ALL without any statement; a restricted guest: one statement, once per request.
+ * ALL without any statement; a restricted guest: one statement. (Not memoized
+ * on the Caller: the HTTP layer reuses Caller objects across requests. A
+ * request computes it once: /register shares it between its modules, see
+ * state/shared.ts sharedUserAccess.)
  */
-export function userAccessOf(app: AppCtx, caller: Caller): Promise<AccessSet> {
-  if (caller.role !== ROLE_GUEST) return Promise.resolve(ALL);
-  let p = perRequest.get(caller);
-  if (!p) {
-    p = (async () => {
-      const groupId = await realmRestriction(app, caller.realmId);
-      if (groupId === null) return ALL;
-      return (await accessSets(app.db, caller.realmId, groupId, [caller.id])).get(caller.id) ?? new Set([caller.id]);
-    })();
-    perRequest.set(caller, p);
-  }
-  return p;
+export async function userAccessOf(app: AppCtx, caller: Caller): Promise<AccessSet> {
+  if (caller.role !== ROLE_GUEST) return ALL;
+  const groupId = await realmRestriction(app, caller.realmId);
+  if (groupId === null) return ALL;
+  return (await accessSets(app.db, caller.realmId, groupId, [caller.id])).get(caller.id) ?? new Set([caller.id]);
 }
 
 /** Same inside a transaction (reads the setting and the sets through it). */
