@@ -56,7 +56,7 @@ export const getMessage = endpoint({
   path: '/messages/:message_id',
   auth: 'user',
   params: {
-    message_id: p.pathInt(),
+    message_id: p.pathId(),
     apply_markdown: p.bool().default(true),
     allow_empty_topic_name: p.bool().default(false),
   },
@@ -91,7 +91,7 @@ export const getMessages = endpoint({
     apply_markdown: p.bool().default(true),
     allow_empty_topic_name: p.bool().default(false),
     // zulip-js joins lists with commas in query strings; intList reads both forms.
-    message_ids: p.intList().optional(),
+    message_ids: p.idList().optional(),
   },
   handler: async (ctx, params) => {
     const numBefore = params.num_before as number;

@@ -98,7 +98,7 @@ const params: Record<string, Param<any>> = {
 };
 for (const s of BOOL_SETTINGS) params[s] = p.bool().optional();
 for (const s of LIMIT_SETTINGS) params[s] = p.str().optional();
-for (const s of CHANNEL_SETTINGS) params[s] = p.int().optional();
+for (const s of CHANNEL_SETTINGS) params[s] = p.id().optional();
 for (const s of GROUP_SETTINGS) params[s] = p.json(groupSettingChange).optional();
 
 function parseLimit(name: string, value: number | string): number | null {

@@ -61,9 +61,9 @@ export const createUserGroup = endpoint({
   params: {
     ...settingParams(groupSettingValue),
     description: p.str(),
-    members: p.intList(),
+    members: p.idList(),
     name: p.str(),
-    subgroups: p.intList().optional(),
+    subgroups: p.idList().optional(),
   },
   handler: async (ctx, params) => {
     const members = await activeUsersByIds(ctx.app.db, ctx.user.realmId, params.members);
@@ -101,7 +101,7 @@ export const updateUserGroup = endpoint({
     deactivated: p.bool().optional(),
     description: p.str().optional(),
     name: p.str().optional(),
-    user_group_id: p.pathInt(),
+    user_group_id: p.pathId(),
   },
   handler: async (ctx, params) => {
     const changes = GROUP_SETTING_NAMES.filter((n) => params[n] !== undefined);
@@ -136,7 +136,7 @@ export const deactivateUserGroup = endpoint({
   method: 'POST',
   path: '/user_groups/:user_group_id/deactivate',
   auth: 'user',
-  params: { user_group_id: p.pathInt() },
+  params: { user_group_id: p.pathId() },
   handler: async (ctx, { user_group_id }) => {
     await transact(ctx.app, async (tx) => {
       const group = await accessUserGroupForUpdate(tx.db, ctx.user, user_group_id, []);
@@ -164,11 +164,11 @@ export const updateUserGroupMembers = endpoint({
   auth: 'user',
   guard: notGuest,
   params: {
-    add: p.intList().optional(),
-    add_subgroups: p.intList().optional(),
-    delete: p.intList().optional(),
-    delete_subgroups: p.intList().optional(),
-    user_group_id: p.pathInt(),
+    add: p.idList().optional(),
+    add_subgroups: p.idList().optional(),
+    delete: p.idList().optional(),
+    delete_subgroups: p.idList().optional(),
+    user_group_id: p.pathId(),
   },
   handler: async (ctx, { add, add_subgroups, delete: del, delete_subgroups, user_group_id }) => {
     if (!add?.length && !del?.length && !add_subgroups?.length && !delete_subgroups?.length) {
@@ -199,7 +199,7 @@ export const updateUserGroupSubgroups = endpoint({
   path: '/user_groups/:user_group_id/subgroups',
   auth: 'user',
   guard: memberOrAdmin,
-  params: { add: p.intList().optional(), delete: p.intList().optional(), user_group_id: p.pathInt() },
+  params: { add: p.idList().optional(), delete: p.idList().optional(), user_group_id: p.pathId() },
   handler: async (ctx, { add, delete: del, user_group_id }) => {
     if (!add?.length && !del?.length) throw badRequest('Nothing to do. Specify at least one of "add" or "delete".');
     await transact(ctx.app, async (tx) => {
@@ -215,7 +215,7 @@ export const getUserGroupMembers = endpoint({
   path: '/user_groups/:user_group_id/members',
   auth: 'user',
   guard: memberOrAdmin,
-  params: { direct_member_only: p.bool().default(false), user_group_id: p.pathInt() },
+  params: { direct_member_only: p.bool().default(false), user_group_id: p.pathId() },
   handler: async (ctx, { direct_member_only, user_group_id }) => {
     const group = await namedGroupInRealm(ctx.app.db, ctx.user.realmId, user_group_id);
     const members = direct_member_only ? await activeDirectMemberIds(ctx.app.db, group.id) : await recursiveMemberIds(ctx.app.db, group.id);
@@ -228,7 +228,7 @@ export const getIsUserGroupMember = endpoint({
   path: '/user_groups/:user_group_id/members/:user_id',
   auth: 'user',
   guard: memberOrAdmin,
-  params: { direct_member_only: p.bool().default(false), user_group_id: p.pathInt(), user_id: p.pathInt() },
+  params: { direct_member_only: p.bool().default(false), user_group_id: p.pathId(), user_id: p.pathId() },
   handler: async (ctx, { direct_member_only, user_group_id, user_id }) => {
     const group = await namedGroupInRealm(ctx.app.db, ctx.user.realmId, user_group_id);
     const target = await accessUserById(ctx.app, ctx.user, user_id);
@@ -244,7 +244,7 @@ export const getUserGroupSubgroups = endpoint({
   path: '/user_groups/:user_group_id/subgroups',
   auth: 'user',
   guard: memberOrAdmin,
-  params: { direct_subgroup_only: p.bool().default(false), user_group_id: p.pathInt() },
+  params: { direct_subgroup_only: p.bool().default(false), user_group_id: p.pathId() },
   handler: async (ctx, { direct_subgroup_only, user_group_id }) => {
     const group = await namedGroupInRealm(ctx.app.db, ctx.user.realmId, user_group_id);
     const subgroups = direct_subgroup_only ? await directSubgroupIds(ctx.app.db, group.id) : await recursiveStrictSubgroupIds(ctx.app.db, group.id);

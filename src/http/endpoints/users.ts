@@ -63,7 +63,7 @@ export const listUsers = endpoint({
   method: 'GET',
   path: '/users',
   auth: 'user',
-  params: { ...presentParams, user_ids: p.intList().optional() },
+  params: { ...presentParams, user_ids: p.idList().optional() },
   handler: async (ctx, { client_gravatar, include_custom_profile_fields, user_ids }) => {
     const rows = await usersInRealm(ctx.app.db, ctx.user.realmId, user_ids);
     if (user_ids) {
@@ -116,7 +116,7 @@ export const updateUser = endpoint({
   path: '/users/:user_id',
   auth: 'user',
   params: {
-    user_id: p.pathInt(),
+    user_id: p.pathId(),
     full_name: p.str().optional(),
     role: p.intIn(ROLES).optional(),
     profile_data: p.json(adminProfileDataSchema).optional(),
@@ -144,7 +144,7 @@ export const deactivateUser = endpoint({
   method: 'DELETE',
   path: '/users/:user_id',
   auth: 'user',
-  params: { user_id: p.pathInt(), deactivation_notification_comment: p.str(z.string().max(2000)).optional() },
+  params: { user_id: p.pathId(), deactivation_notification_comment: p.str(z.string().max(2000)).optional() },
   handler: async (ctx, { user_id }) => {
     const target = await accessUserById(ctx.app, ctx.user, user_id, { forAdmin: true });
     if (target.role === ROLE_OWNER && ctx.user.role !== ROLE_OWNER) throw ownerRequired();
@@ -184,7 +184,7 @@ export const reactivateUser = endpoint({
   method: 'POST',
   path: '/users/:user_id/reactivate',
   auth: 'user',
-  params: { user_id: p.pathInt() },
+  params: { user_id: p.pathId() },
   handler: async (ctx, { user_id }) => {
     const target = await accessUserById(ctx.app, ctx.user, user_id, { allowDeactivated: true, allowBots: true, forAdmin: true });
     if (target.is_bot && target.bot_owner_id !== null) {
