@@ -168,7 +168,7 @@ export const reorderProfileFields = endpoint({
   path: '/realm/profile_fields',
   auth: 'user',
   guard: requireAdmin,
-  params: { order: p.json(z.array(z.int())) },
+  params: { order: p.idList() },
   handler: async (ctx, { order }) => {
     const fields = await store.fieldsInRealm(ctx.app.db, ctx.user.realmId);
     const listed = new Set(order);

@@ -1,3 +1,4 @@
+import { isPossibleId } from '../../domain/rules/ids.js';
 import { z } from 'zod';
 import { fakeEmailDomain } from '../../config.js';
 import { accessUserByEmail, accessUserById } from '../../domain/access/users.js';
@@ -65,7 +66,8 @@ export const listUsers = endpoint({
   auth: 'user',
   params: { ...presentParams, user_ids: p.idList().optional() },
   handler: async (ctx, { client_gravatar, include_custom_profile_fields, user_ids }) => {
-    const rows = await usersInRealm(ctx.app.db, ctx.user.realmId, user_ids);
+    // Ids no row can have are looked up as missing (Zulip's "Invalid user ID"), never by the database.
+    const rows = await usersInRealm(ctx.app.db, ctx.user.realmId, user_ids?.filter(isPossibleId));
     if (user_ids) {
       const found = new Set(rows.map((r) => r.id));
       const missing = user_ids.find((id) => !found.has(id));
