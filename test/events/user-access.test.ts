@@ -91,3 +91,16 @@ describe.each(Object.entries(CLIENTS))('%s', (_name, [params, dmSender]) => {
     expect(room).toBeGreaterThan(0);
   });
 });
+
+describe('membership of the setting group', () => {
+  it('a guest added to (then removed from) the group gets full adds (then removes)', async () => {
+    const vip = expectSuccess(await t.post('/user_groups/create', { name: 'vip', description: 'v', members: [uid('hamlet')] }, 'iago')).group_id;
+    expectSuccess(await t.patch('/realm', { can_access_all_users_group: { new: vip } }, 'owner'));
+    const params = { client_capabilities: caps({ user_list_incomplete: true }) };
+    const added = await expectStateConsistent(t, 'polonius', () => t.post(`/user_groups/${vip}/members`, { add: [t.users.polonius.id] }, 'iago'), params);
+    expect(added.filter((e) => e.type === 'realm_user' && e.op === 'add').map((e) => e.person.user_id)).toContain(uid('othello'));
+    const removed = await expectStateConsistent(t, 'polonius', () => t.post(`/user_groups/${vip}/members`, { delete: [t.users.polonius.id] }, 'iago'), params);
+    expect(removed.filter((e) => e.type === 'realm_user' && e.op === 'remove').map((e) => e.person.user_id)).toContain(uid('othello'));
+    await setting('role:everyone');
+  });
+});

@@ -3,7 +3,8 @@ import type { AppCtx, Tx } from '../context.js';
 import { presentUser } from '../../presenters/user.js';
 import { profileDataByUser } from '../../store/profile-fields.js';
 import { ROLE_GUEST } from '../rules/users.js';
-import { accessSets, ALL, INACCESSIBLE_USER_NAME, realmRestrictionIn, type AccessSet } from './user-access.js';
+import { accessSets, ALL, INACCESSIBLE_USER_NAME, realmRestrictionIn, restrictingGroupId, type AccessSet } from './user-access.js';
+import { peekRealm } from '../realm-row-cache.js';
 
 /**
  * Keeping restricted guests' user lists correct as access changes: when a
@@ -23,16 +24,25 @@ import { accessSets, ALL, INACCESSIBLE_USER_NAME, realmRestrictionIn, type Acces
 export interface AccessSnapshot {
   readonly restricted: boolean;
   readonly sets: ReadonlyMap<number, AccessSet>;
+  /** The action does not change can_access_all_users_group: an unrestricted realm stays so. */
+  readonly settingFixed: boolean;
 }
 
-export async function accessBefore(tx: Tx, realmId: number): Promise<AccessSnapshot> {
-  const groupId = await realmRestrictionIn(tx.db, realmId);
-  if (groupId === null) return { restricted: false, sets: new Map() };
-  return { restricted: true, sets: await accessSets(tx.db, realmId, groupId, 'all') };
+/**
+ * The guests' access before an action's writes. With `app`, the action does
+ * not touch the setting, and a current cached realm row that shows no
+ * restriction answers without any statement (members' everyday writes pay nothing).
+ */
+export async function accessBefore(tx: Tx, realmId: number, app?: AppCtx): Promise<AccessSnapshot> {
+  const cached = app ? peekRealm(app, realmId) : undefined;
+  const groupId = cached ? restrictingGroupId(cached.settings) : await realmRestrictionIn(tx.db, realmId);
+  if (groupId === null) return { restricted: false, sets: new Map(), settingFixed: app !== undefined };
+  return { restricted: true, sets: await accessSets(tx.db, realmId, groupId, 'all'), settingFixed: app !== undefined };
 }
 
 /** Emits the add/remove events for every guest whose access set changed since `before`. */
 export async function emitAccessChanges(app: AppCtx, tx: Tx, realmId: number, before: AccessSnapshot): Promise<void> {
+  if (!before.restricted && before.settingFixed) return;
   const after = await accessBefore(tx, realmId);
   if (!before.restricted && !after.restricted) return;
   // The guests of the realm, with their role (email visibility) and whether active.

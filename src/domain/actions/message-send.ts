@@ -367,7 +367,7 @@ async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, anno
   // get_recipients_for_user_creation_events): their realm_user add events go out before the message.
   const accessMayChange = !a.channel && restrictingGroupId(realm.settings) !== null && a.participants.some((u) => u.role === ROLE_GUEST);
   const id = await groupCommit(app, async (tx) => {
-    const access = accessMayChange ? await accessBefore(tx, realm.id) : undefined;
+    const access = accessMayChange ? await accessBefore(tx, realm.id, app) : undefined;
     const id = await insertMessage(tx.db, row);
     const ums = a.recipients.map((user_id) => ({ user_id, message_id: id, flags: flagsFor(user_id) }));
     await insertUserMessages(tx.db, ums);

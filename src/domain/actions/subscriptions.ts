@@ -148,7 +148,7 @@ export async function doSubscribe(
   app: AppCtx,
 ): Promise<{ subscribed: SubPair[]; already: SubPair[] }> {
   const userIds = users.map((u) => u.id);
-  const access = await accessBefore(tx, realmId);
+  const access = await accessBefore(tx, realmId, app);
   const existing = await subscriptionRowsFor(tx.db, userIds, channels.map((c) => c.id));
   const byKey = new Map(existing.map((r) => [`${r.user_id}:${r.channel_id}`, r]));
   const used = await usedColorsByUser(tx.db, userIds);
@@ -243,7 +243,7 @@ export async function doUnsubscribe(
     }
   }
   if (removed.length === 0) return { removed, notSubscribed };
-  const access = await accessBefore(tx, realmId);
+  const access = await accessBefore(tx, realmId, app);
   await setSubscriptionsActive(tx.db, rowIds, false);
 
   const channelMap = new Map(channels.map((c) => [c.id, c]));

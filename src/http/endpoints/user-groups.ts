@@ -1,3 +1,4 @@
+import { accessBefore, emitAccessChanges } from '../../domain/access/user-access-events.js';
 import { z } from 'zod';
 import { accessUserById } from '../../domain/access/users.js';
 import { accessUserGroupForUpdate, activeUsersByIds, namedGroupInRealm } from '../../domain/access/user-groups.js';
@@ -175,6 +176,8 @@ export const updateUserGroupMembers = endpoint({
       throw badRequest('Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".');
     }
     await transact(ctx.app, async (tx) => {
+      // Membership of can_access_all_users_group's group decides what guests can access.
+      const access = await accessBefore(tx, ctx.user.realmId, ctx.app);
       if (add?.length) {
         // Joining oneself is allowed by can_join_group, falling back to can_add_members_group.
         const settings: GroupSettingName[] = isSelfOnly(ctx, add) ? ['can_join_group', 'can_add_members_group'] : ['can_add_members_group'];
@@ -189,6 +192,7 @@ export const updateUserGroupMembers = endpoint({
       }
       if (add_subgroups?.length) await addSubgroups(tx, ctx, user_group_id, add_subgroups);
       if (delete_subgroups?.length) await removeSubgroups(tx, ctx, user_group_id, delete_subgroups);
+      await emitAccessChanges(ctx.app, tx, ctx.user.realmId, access);
     });
     return {};
   },
@@ -203,8 +207,10 @@ export const updateUserGroupSubgroups = endpoint({
   handler: async (ctx, { add, delete: del, user_group_id }) => {
     if (!add?.length && !del?.length) throw badRequest('Nothing to do. Specify at least one of "add" or "delete".');
     await transact(ctx.app, async (tx) => {
+      const access = await accessBefore(tx, ctx.user.realmId, ctx.app);
       if (add?.length) await addSubgroups(tx, ctx, user_group_id, add);
       if (del?.length) await removeSubgroups(tx, ctx, user_group_id, del);
+      await emitAccessChanges(ctx.app, tx, ctx.user.realmId, access);
     });
     return {};
   },
