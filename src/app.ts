@@ -11,6 +11,7 @@ import { generatePassword, hashPassword } from './domain/rules/credentials.js';
 import { MemoryRateLimiter } from './domain/rules/rate-limit.js';
 import { ROLE_OWNER } from './domain/rules/users.js';
 import { InProcessBus, type EventBus } from './events/bus.js';
+import { withUserAccess } from './domain/access/user-access-delivery.js';
 import { EventQueues } from './events/queues.js';
 import { MemoryQueueStore, type QueueStore } from './events/queue-store.js';
 import type { RateLimiter } from './domain/rules/rate-limit.js';
@@ -68,7 +69,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         log,
       })
     : undefined;
-  const bus = opts.bus ?? redis?.bus ?? new InProcessBus();
+  // Restricted user access is applied to every batch on its way in (domain/access/user-access-delivery.ts).
+  const bus = withUserAccess(opts.bus ?? redis?.bus ?? new InProcessBus(), () => ctx);
   const queueStore: QueueStore = redis?.queueStore ?? new MemoryQueueStore(config.eventQueueMaxEvents);
   const limiter: RateLimiter = redis?.limiter ?? new MemoryRateLimiter();
   const queues = new EventQueues(queueStore, {

@@ -1,3 +1,4 @@
+import { userAccessOf } from './access/user-access.js';
 import type { AppCtx, Caller } from './context.js';
 import { realmOf } from './realm-row-cache.js';
 import { resolveNarrow } from './access/message-narrow.js';
@@ -95,7 +96,7 @@ export async function fetchMessages(app: AppCtx, caller: Caller, req: FetchReque
   const settings = realmSettings(realm.settings);
   const resolved = await resolveNarrow(app, caller, req.narrow, settings.realm_empty_topic_display_name);
   const range = await fetchRange(app, resolved.spec, resolved.channelNarrow, req);
-  const messages = await presentRows(app, realm, settings, range.rows, req, resolved.search);
+  const messages = await presentRows(app, caller, realm, settings, range.rows, req, resolved.search);
   return {
     messages,
     found_anchor: range.foundAnchor,
@@ -118,12 +119,13 @@ export async function fetchMessagesByIds(
   const resolved = await resolveNarrow(app, caller, req.narrow, settings.realm_empty_topic_display_name);
   const rows = await messagesWithFlagsByIds(app.db, [...new Set(ids)], caller.id);
   const visible = new Set((await bulkAccessible(app.db, caller, rows, new Set(rows.filter((r) => r.um_flags !== null).map((r) => r.id)))).map((m) => m.id));
-  const messages = await presentRows(app, realm, settings, rows.filter((r) => visible.has(r.id)), req, resolved.search);
+  const messages = await presentRows(app, caller, realm, settings, rows.filter((r) => visible.has(r.id)), req, resolved.search);
   return { messages, history_limited: false, found_anchor: false, found_oldest: false, found_newest: false };
 }
 
 async function presentRows(
   app: AppCtx,
+  caller: Caller,
   realm: NonNullable<Awaited<ReturnType<typeof realmById>>>,
   settings: ReturnType<typeof realmSettings>,
   rows: readonly FoundRow[],
@@ -131,7 +133,8 @@ async function presentRows(
   search: SearchQuery | null,
 ): Promise<Record<string, unknown>[]> {
   const rel = await loadMessageRelations(app.db, rows);
-  const view = messageViewFor(app, realm, settings, req, await linkifiersForRealm(app.db, realm.id));
+  const access = await userAccessOf(app, caller);
+  const view = { ...messageViewFor(app, realm, settings, req, await linkifiersForRealm(app.db, realm.id)), access };
   return rows.map((r) => {
     const out = presentMessage(r, rel, view, r.um_flags);
     if (search) {

@@ -1,3 +1,6 @@
+import { ALL, userAccessIn } from './access/user-access.js';
+import { isPossibleId } from './rules/ids.js';
+import { ROLE_GUEST } from './rules/users.js';
 import { realmUrl } from '../config.js';
 import type { Db } from '../store/db.js';
 import type { AppCtx, TxDb } from './context.js';
@@ -33,6 +36,8 @@ const CHANNEL_LINK = /#\*\*([^*\n>]+)/g;
 export interface RenderSender {
   readonly id: number;
   readonly settings: string;
+  /** For restricted guests: mentions resolve only to users they can access. */
+  readonly role?: number;
 }
 
 export async function markdownContextFor(app: AppCtx, db: AnyDb, realmId: number, settings: RealmSettings, sender: RenderSender | null, content: string): Promise<MarkdownContext> {
@@ -58,7 +63,8 @@ export async function markdownContextFor(app: AppCtx, db: AnyDb, realmId: number
     const text = m[1]!;
     const bar = /^(.*)\|(\d{1,15})$/.exec(text);
     if (bar) {
-      ids.add(Number(bar[2]));
+      // An id no row can have (e.g. beyond 32 bits) mentions nobody, without a PostgreSQL error.
+      if (isPossibleId(Number(bar[2]))) ids.add(Number(bar[2]));
       if (bar[1]) names.add(bar[1].toLowerCase());
     } else names.add(text.toLowerCase());
   }
@@ -67,7 +73,7 @@ export async function markdownContextFor(app: AppCtx, db: AnyDb, realmId: number
   const channelNames = new Set<string>();
   for (const m of content.matchAll(CHANNEL_LINK)) channelNames.add(m[1]!.toLowerCase());
 
-  const [users, groups, channels] = await Promise.all([
+  let [users, groups, channels] = await Promise.all([
     names.size || ids.size
       ? db
           .selectFrom('users')
@@ -112,6 +118,10 @@ export async function markdownContextFor(app: AppCtx, db: AnyDb, realmId: number
       : Promise.resolve([]),
   ]);
 
+  // Zulip's MentionBackend.get_full_name_info_list: a guest restricted by can_access_all_users_group
+  // mentions only users it can access; other names stay plain text.
+  const access = users.length && sender?.role === ROLE_GUEST ? await userAccessIn(db, { id: sender.id, realmId, role: sender.role }) : ALL;
+  if (access !== ALL) users = users.filter((u) => access.has(u.id));
   if (users.length) {
     const list: MentionUser[] = users.map((u) => ({ id: u.id, fullName: u.full_name, isActive: u.is_active === 1 }));
     ctx.users = {

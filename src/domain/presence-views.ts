@@ -1,3 +1,4 @@
+import { ALL, type AccessSet } from './access/user-access.js';
 import type { AppCtx } from './context.js';
 import { badRequest } from './errors.js';
 import { presenceOf } from './presence-state.js';
@@ -111,12 +112,31 @@ export async function presenceResponseJson(app: AppCtx, realmId: number, q: Pres
 }
 
 /** GET /users/{user_id_or_email}/presence. */
-export async function userPresence(app: AppCtx, realmId: number, userIdOrEmail: string, slim: boolean): Promise<object> {
+/**
+ * Restricted guests see the presence of the users they can access only
+ * (Zulip does this when CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE is on;
+ * Parley always does, since presence names users). Keys are user ids
+ * (modern form) or API emails (legacy form).
+ */
+export async function restrictPresences(app: AppCtx, realmId: number, presences: Record<string, unknown>, access: AccessSet): Promise<Record<string, unknown>> {
+  if (access === ALL) return presences;
+  const dir = await presenceOf(app).directory(realmId);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(presences)) {
+    const id = /^\d+$/.test(k) ? Number(k) : dir.byEmail.get(k.toLowerCase())?.id;
+    if (id !== undefined && access.has(id)) out[k] = v;
+  }
+  return out;
+}
+
+export async function userPresence(app: AppCtx, realmId: number, userIdOrEmail: string, slim: boolean, access: AccessSet = ALL): Promise<object> {
   const state = presenceOf(app);
   await state.ready();
   const dir = await state.directory(realmId);
   const target = /^\d{1,15}$/.test(userIdOrEmail) ? dir.byId.get(Number(userIdOrEmail)) : dir.byEmail.get(userIdOrEmail.trim().toLowerCase());
   if (!target || !target.isActive) throw badRequest('No such user');
+  // Zulip's get_presence_backend: a user the caller cannot access is "No such user".
+  if (access !== ALL && target.botType === null && !access.has(target.id)) throw badRequest('No such user');
   if (target.botType !== null) throw badRequest('Presence is not supported for bot users.');
   const entry = state.realm(realmId).entries.get(target.id);
   if (!entry) throw badRequest(`No presence data for ${userIdOrEmail}`);

@@ -21,3 +21,9 @@ export async function realmOf(app: AppCtx, realmId: number): Promise<RealmRow> {
   if (app.store.userWrites.writes === writes) byRealm.set(realmId, { writes, row });
   return row;
 }
+
+/** The cached realm row if it is current, without reading (safe inside a transaction). */
+export function peekRealm(app: AppCtx, realmId: number): RealmRow | undefined {
+  const hit = cache.get(app)?.get(realmId);
+  return hit && hit.writes === app.store.userWrites.writes ? hit.row : undefined;
+}

@@ -21,18 +21,27 @@ export class Param<T> {
     readonly commaList = false,
     /** Parameter comes from the URL path (never counted as ignored). */
     readonly inPath = false,
+    /**
+     * A row id (or a list of them) taken from the request: declared with
+     * p.id / p.idList / p.pathId so that test/security/id-bounds.test.ts finds
+     * it and sends it hostile values (0, -1, 2^31, 2^53, 1e3, "abc", 300 digits).
+     * Handlers look such ids up only through isPossibleId (domain/rules/ids.ts),
+     * usually inside the access helper, so that an id no row can have gets the
+     * resource's "does not exist" error and never reaches PostgreSQL.
+     */
+    readonly idKind: 'id' | 'idList' | undefined = undefined,
   ) {}
   /** Optional with no default: undefined when absent. */
   optional(): Param<T | undefined> {
-    return new Param<T | undefined>(this.wire, this.schema, false, undefined, this.aliases, this.commaList, this.inPath);
+    return new Param<T | undefined>(this.wire, this.schema, false, undefined, this.aliases, this.commaList, this.inPath, this.idKind);
   }
   /** Optional with a default used when absent. */
   default(value: T): Param<T> {
-    return new Param<T>(this.wire, this.schema, false, value, this.aliases, this.commaList, this.inPath);
+    return new Param<T>(this.wire, this.schema, false, value, this.aliases, this.commaList, this.inPath, this.idKind);
   }
   /** Other names the parameter may arrive under (e.g. subject for topic). */
   alias(...names: string[]): Param<T> {
-    return new Param<T>(this.wire, this.schema, this.required, this.defaultValue, [...this.aliases, ...names], this.commaList, this.inPath);
+    return new Param<T>(this.wire, this.schema, this.required, this.defaultValue, [...this.aliases, ...names], this.commaList, this.inPath, this.idKind);
   }
 }
 
@@ -58,8 +67,16 @@ export const p = {
     const base = json(z.array(z.int()));
     return new Param<number[]>('json', base.schema, true, undefined, [], true);
   },
-  /** An integer path segment. */
+  /** An integer path segment that is not a row id. */
   pathInt: (): Param<number> => new Param<number>('json', z.int(), true, undefined, [], false, true),
+  /** A row id from the URL path (digits only, else an unknown URL). */
+  pathId: (): Param<number> => new Param<number>('json', z.int(), true, undefined, [], false, true, 'id'),
+  /** A JSON-encoded row id. */
+  id: (schema: z.ZodType<number> = z.int()): Param<number> => new Param<number>('json', schema, true, undefined, [], false, false, 'id'),
+  /** A JSON list of row ids (also "1,2" in query strings, as zulip-js sends them). */
+  idList: (): Param<number[]> => new Param<number[]>('json', z.array(z.int()), true, undefined, [], true, false, 'idList'),
+  /** A JSON-encoded row id that may be null (e.g. "no folder"). */
+  nullableId: (): Param<number | null> => new Param<number | null>('json', z.int().nullable(), true, undefined, [], false, false, 'id'),
   pathStr: (): Param<string> => new Param<string>('raw', z.string(), true, undefined, [], false, true),
 };
 

@@ -1,3 +1,5 @@
+import { dummyEmail } from './user.js';
+import { ALL, INACCESSIBLE_USER_AVATAR, INACCESSIBLE_USER_NAME, type AccessSet } from '../domain/access/user-access.js';
 import { topicLinks, type Linkifier } from '../domain/rules/markdown/index.js';
 import { flagList, HISTORICAL_FLAGS } from '../domain/rules/message-flags.js';
 import { resolveToggled, topicForClient } from '../domain/rules/topics.js';
@@ -23,6 +25,8 @@ export interface MessageViewOptions {
   readonly fakeEmailDomain: string;
   /** The realm's linkifiers, for topic_links. */
   readonly linkifiers: readonly Linkifier[];
+  /** What the reader can access (restricted guests); absent: everyone. */
+  readonly access?: AccessSet;
 }
 
 /** The columns of a message row that presenting it reads (GET /messages selects only these). */
@@ -171,6 +175,12 @@ export function presentMessage(
   };
   if (isChannel) out.stream_id = m.stream_id;
   out.avatar_url = messageAvatarUrl(sender, o.clientGravatar, o.fakeEmailDomain);
+  // A sender the reader cannot access is Zulip's placeholder (name, dummy email, avatar).
+  if (o.access !== undefined && o.access !== ALL && !o.access.has(m.sender_id)) {
+    out.sender_full_name = INACCESSIBLE_USER_NAME;
+    out.sender_email = dummyEmail(m.sender_id, o.fakeEmailDomain);
+    out.avatar_url = INACCESSIBLE_USER_AVATAR;
+  }
   out.content_type = o.applyMarkdown ? 'text/html' : 'text/x-markdown';
   if (m.edit_history) {
     const entries = parseEditHistory(m.edit_history);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { UserRow } from '../store/users.js';
 import { userSettings } from '../domain/rules/user-settings.js';
+import { INACCESSIBLE_USER_AVATAR, INACCESSIBLE_USER_NAME } from '../domain/access/user-access.js';
 import { EMAIL_VISIBLE_EVERYONE, ROLE_ADMIN, ROLE_GUEST, ROLE_OWNER, visibilitiesSeenBy } from '../domain/rules/users.js';
 
 /** Who is looking, and what the client asked for. */
@@ -109,4 +110,29 @@ export function presentUser(u: UserRow, view: UserView): Record<string, unknown>
     out.profile_data = view.profileData?.get(u.id) ?? {};
   }
   return out;
+}
+
+/**
+ * The placeholder for a user the viewer cannot access (Zulip's
+ * get_data_for_inaccessible_user): "Unknown user", the dummy email, a member
+ * role, the epoch as date_joined and the unknown-user avatar; no real data.
+ */
+export function presentInaccessibleUser(userId: number, fakeEmailDomain: string): Record<string, unknown> {
+  return {
+    email: dummyEmail(userId, fakeEmailDomain),
+    user_id: userId,
+    avatar_version: 1,
+    is_admin: false,
+    is_owner: false,
+    is_guest: false,
+    role: 400,
+    is_bot: false,
+    full_name: INACCESSIBLE_USER_NAME,
+    timezone: '',
+    is_active: true,
+    date_joined: '1970-01-01T00:00:00+00:00',
+    delivery_email: null,
+    avatar_url: INACCESSIBLE_USER_AVATAR,
+    profile_data: {},
+  };
 }

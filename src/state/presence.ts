@@ -1,4 +1,5 @@
-import { presenceResponse } from '../domain/presence-views.js';
+import { sharedUserAccess } from './shared.js';
+import { presenceResponse, restrictPresences } from '../domain/presence-views.js';
 import { registerShaper } from '../events/delivery.js';
 import type { ParleyEvent } from '../events/types.js';
 import type { StateModule } from './types.js';
@@ -28,10 +29,14 @@ interface Modern {
 export const presenceModule: StateModule = {
   fetchTypes: ['presence'],
   eventTypes: ['presence'],
-  async fetch({ app, user, slimPresence, presence }) {
+  async fetch(ctx) {
+    const { app, user, slimPresence, presence } = ctx;
     // presence_last_update_id: only the changes after it (the client keeps what it had); presence_history_limit_days: the window.
-    const r = await presenceResponse(app, user.realmId, { slim: slimPresence, lastUpdateId: presence?.lastUpdateId, historyDays: presence?.historyDays });
-    return { presences: r.presences, server_timestamp: r.server_timestamp, presence_last_update_id: r.presence_last_update_id };
+    const [r, access] = await Promise.all([
+      presenceResponse(app, user.realmId, { slim: slimPresence, lastUpdateId: presence?.lastUpdateId, historyDays: presence?.historyDays }),
+      sharedUserAccess(ctx),
+    ]);
+    return { presences: await restrictPresences(app, user.realmId, r.presences, access), server_timestamp: r.server_timestamp, presence_last_update_id: r.presence_last_update_id };
   },
   apply(state, event, view) {
     const presences = state.presences as Record<string, unknown> | undefined;

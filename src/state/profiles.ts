@@ -1,3 +1,5 @@
+import { sharedUserAccess } from './shared.js';
+import { ALL } from '../domain/access/user-access.js';
 import type { ParleyEvent } from '../events/types.js';
 import { FIELD_TYPES } from '../domain/rules/profile-fields.js';
 import { userSettings } from '../domain/rules/user-settings.js';
@@ -74,9 +76,13 @@ export const realmBotsModule: StateModule = {
 
 export const userStatusModule: StateModule = {
   fetchTypes: ['user_status'],
-  async fetch({ app, user }) {
+  async fetch(ctx) {
+    const { app, user } = ctx;
     const out: Record<string, Row> = {};
-    for (const r of await statusesInRealm(app.db, user.realmId)) {
+    const [rows, access] = await Promise.all([statusesInRealm(app.db, user.realmId), sharedUserAccess(ctx)]);
+    for (const r of rows) {
+      // Restricted guests: only the users they can access.
+      if (access !== ALL && !access.has(r.user_id)) continue;
       const status = presentUserStatus(r, userSettings(r.settings).presence_enabled !== false);
       if (Object.keys(status).length) out[String(r.user_id)] = status;
     }

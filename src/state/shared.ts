@@ -1,3 +1,4 @@
+import { userAccessOf, type AccessSet } from '../domain/access/user-access.js';
 import { groupIdsContainingUser, presentGroupSettings, type GroupSettingValue } from '../domain/rules/group-settings.js';
 import type { ChannelViewer } from '../domain/access/channels.js';
 import { loadChannelPresentation, type ChannelPresentation } from '../presenters/channel.js';
@@ -23,6 +24,9 @@ export function once<T>(ctx: RegisterContext, key: string, read: () => Promise<T
   if (!p) memo.set(key, (p = read()));
   return p;
 }
+
+/** What the caller can access (restricted guests): one statement per registration, shared by the users, presence and status modules. */
+export const sharedUserAccess = (ctx: RegisterContext): Promise<AccessSet> => once(ctx, 'userAccess', () => userAccessOf(ctx.app, ctx.user));
 
 export const sharedRealm = (ctx: RegisterContext): Promise<RealmRow> =>
   once(ctx, 'realm', async () => (await realmById(ctx.app.db, ctx.user.realmId))!);

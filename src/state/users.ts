@@ -1,7 +1,9 @@
+import { sharedUserAccess } from './shared.js';
 import { fakeEmailDomain } from '../config.js';
 import type { AppCtx } from '../domain/context.js';
 import { ROLE_ADMIN, ROLE_GUEST, ROLE_MODERATOR, ROLE_OWNER } from '../domain/rules/users.js';
-import { apiEmail, avatarUrl, presentUser } from '../presenters/user.js';
+import { apiEmail, avatarUrl, presentInaccessibleUser, presentUser } from '../presenters/user.js';
+import { canAccessUser } from '../domain/access/user-access.js';
 import { usersInRealm } from '../store/users.js';
 import type { ClientView, StateModule } from './types.js';
 
@@ -85,11 +87,28 @@ function applyUpdate(state: Record<string, unknown>, person: Record<string, unkn
   }
 }
 
+/**
+ * The dummy-email domain for placeholders built while applying events (apply
+ * has no configuration): realm_bot_domain is that domain; without the realm
+ * keys, any dummy email user{id}@domain in the state tells it.
+ */
+function fakeEmailDomainOf(state: Record<string, unknown>): string | undefined {
+  if (typeof state.realm_bot_domain === 'string') return state.realm_bot_domain;
+  for (const key of ['realm_users', 'realm_non_active_users']) {
+    for (const p of (state[key] ?? []) as Person[]) {
+      const m = typeof p.email === 'string' ? /^user(\d+)@(.+)$/.exec(p.email) : null;
+      if (m && Number(m[1]) === p.user_id) return m[2];
+    }
+  }
+  return undefined;
+}
+
 export const usersModule: StateModule = {
   fetchTypes: ['realm_user'],
   eventTypes: ['realm_user'],
-  async fetch({ app, user, userRow, clientGravatar }) {
-    const [rows, profiles] = await Promise.all([usersInRealm(app.db, user.realmId), usersStateHooks.profileData(app, user.realmId)]);
+  async fetch(ctx) {
+    const { app, user, userRow, clientGravatar, capabilities } = ctx;
+    const [rows, profiles, access] = await Promise.all([usersInRealm(app.db, user.realmId), usersStateHooks.profileData(app, user.realmId), sharedUserAccess(ctx)]);
     const view = {
       viewerId: user.id,
       viewerRole: userRow.role,
@@ -101,6 +120,14 @@ export const usersModule: StateModule = {
     const active: Person[] = [];
     const inactive: Person[] = [];
     for (const row of rows) {
+      if (!canAccessUser(access, row)) {
+        // Restricted guests: left out for clients that declared user_list_incomplete, else Zulip's placeholder.
+        if (!capabilities.user_list_incomplete) {
+          const { is_active: _a, ...stub } = presentInaccessibleUser(row.id, view.fakeEmailDomain);
+          active.push(stub as Person);
+        }
+        continue;
+      }
       const { is_active: _active, ...p } = presentUser(row, view);
       (row.is_active ? active : inactive).push(p as Person);
     }
@@ -125,11 +152,30 @@ export const usersModule: StateModule = {
     if (!person || typeof person.user_id !== 'number') return;
     if (event.op === 'add') {
       const { is_active: isActive, ...p } = person;
+      // A user seen before as active or not (or as a placeholder) is replaced wherever it was.
+      const found = findPerson(state, person.user_id);
+      if (found) found.list.splice(found.index, 1);
       const list = (isActive === false ? state.realm_non_active_users : state.realm_users) as Person[] | undefined;
       if (list) insertSorted(list, p as Person);
     } else if (event.op === 'remove') {
+      // The user became inaccessible (restricted guests): gone for user_list_incomplete
+      // clients, else replaced by the placeholder (always among the active users), as Zulip's apply_event.
       const found = findPerson(state, person.user_id);
-      if (found) found.list.splice(found.index, 1);
+      if (!found) return;
+      const [gone] = found.list.splice(found.index, 1);
+      // Their presence (keyed by id, or by API email in the legacy form) and status go with them.
+      const presences = state.presences as Record<string, unknown> | undefined;
+      if (presences) {
+        delete presences[String(person.user_id)];
+        if (typeof gone?.email === 'string') delete presences[gone.email];
+      }
+      const statuses = state.user_status as Record<string, unknown> | undefined;
+      if (statuses) delete statuses[String(person.user_id)];
+      const domain = fakeEmailDomainOf(state);
+      if (!view.capabilities.user_list_incomplete && state.realm_users && domain !== undefined) {
+        const { is_active: _a, ...stub } = presentInaccessibleUser(person.user_id, domain);
+        insertSorted(state.realm_users as Person[], stub as Person);
+      }
     } else if (event.op === 'update') {
       applyUpdate(state, person, view);
     }

@@ -5,6 +5,7 @@ import { emailVisibility } from '../../presenters/user.js';
 import { userByEmail, userById, type UserRow } from '../../store/users.js';
 import { isAdminRole, visibilitiesSeenBy } from '../rules/users.js';
 import { isPossibleId } from '../rules/ids.js';
+import { canAccessUser, userAccessOf } from './user-access.js';
 
 export interface AccessOpts {
   readonly allowDeactivated?: boolean;
@@ -25,9 +26,19 @@ function check(caller: Caller, target: UserRow | undefined, opts: AccessOpts): U
   return target;
 }
 
+/**
+ * Zulip's access_user_common: reading a user (not administering it) also
+ * needs access to it under can_access_all_users_group ("Insufficient
+ * permission" for a restricted guest); free for everyone else.
+ */
+async function checkAccess(app: AppCtx, caller: Caller, target: UserRow, opts: AccessOpts): Promise<UserRow> {
+  if (!opts.forAdmin && !canAccessUser(await userAccessOf(app, caller), target)) throw insufficientPermission();
+  return target;
+}
+
 export async function accessUserById(app: AppCtx, caller: Caller, id: number, opts: AccessOpts = {}): Promise<UserRow> {
   if (!isPossibleId(id)) throw badRequest('No such user');
-  return check(caller, await userById(app.db, caller.realmId, id), opts);
+  return checkAccess(app, caller, check(caller, await userById(app.db, caller.realmId, id), opts), opts);
 }
 
 /**
@@ -41,12 +52,12 @@ export async function accessUserByEmail(app: AppCtx, caller: Caller, email: stri
   if (m && m[2]!.toLowerCase() === domain) {
     const id = Number(m[1]);
     if (!isPossibleId(id)) throw badRequest('No such user');
-    return check(caller, await userById(app.db, caller.realmId, id), opts);
+    return checkAccess(app, caller, check(caller, await userById(app.db, caller.realmId, id), opts), opts);
   }
   const target = await userByEmail(app.db, caller.realmId, email);
   // The visibility filter is by role only, as in Zulip (it applies to one's own address too).
   if (target && !target.is_bot && !visibilitiesSeenBy(caller.role).includes(emailVisibility(target))) {
     throw badRequest('No such user');
   }
-  return check(caller, target, opts);
+  return checkAccess(app, caller, check(caller, target, opts), opts);
 }

@@ -64,6 +64,8 @@ registerShaper('message', ({ event, clean, queue, userId, memo }) => {
     message = m;
     memo.set(key, message);
   }
+  // Restricted guests who cannot access the sender see Zulip's placeholder (domain/access/user-access-delivery.ts).
+  if (event.__unknown_sender) message = { ...message, ...asRecord(event.__unknown_sender) };
   const flags = asRecord(event.__flags)[String(userId)];
   const out: Record<string, unknown> = { type: 'message', message, flags: Array.isArray(flags) ? flags : [] };
   if (event.__local_id !== undefined && event.__sender_queue_id === queue.id && event.__sender_id === userId) {

@@ -1,6 +1,9 @@
-import { fakeEmailDomain, realmUrl } from '../../config.js';
 import { claimAttachments, uploadPathIds } from './attachments.js';
 import { embeddableLink } from '../link-embeds.js';
+import { ROLE_GUEST } from '../rules/users.js';
+import { accessSets, canAccessUser, restrictingGroupId } from '../access/user-access.js';
+import { accessBefore, emitAccessChanges } from '../access/user-access-events.js';
+import { fakeEmailDomain, realmUrl } from '../../config.js';
 import { realmOf } from '../realm-row-cache.js';
 import type { AppCtx, Tx } from '../context.js';
 import { announceGroupCommit, groupCommit } from '../group-commit.js';
@@ -239,6 +242,7 @@ async function addressDirect(app: AppCtx, sender: UserRow, realm: RealmRow, sett
   }
   const gone = users.find((u) => !u.is_active);
   if (gone) throw badRequest(`'${apiEmail(gone, domain)}' is no longer using Zulip.`);
+  await checkSenderCanAccessRecipients(app, realm, sender, users);
   const ids = [...new Set([...users.map((u) => u.id), sender.id])].sort((a, b) => a - b);
   const dmKey = ids.join(',');
   await checkDirectMessagePermissions(app, settings, sender, users, dmKey);
@@ -304,6 +308,18 @@ async function automaticPolicy(app: AppCtx, sender: UserRow, a: Addressed): Prom
 }
 
 /** Checks and sends one message; returns its id. */
+/**
+ * Zulip's check_sender_can_access_recipients: a guest restricted by
+ * can_access_all_users_group may write only to users it can access. One
+ * statement for such a guest; nothing for anyone else.
+ */
+async function checkSenderCanAccessRecipients(app: AppCtx, realm: RealmRow, sender: UserRow, users: readonly UserRow[]): Promise<void> {
+  const groupId = sender.role === ROLE_GUEST ? restrictingGroupId(realm.settings) : null;
+  if (groupId === null) return;
+  const access = (await accessSets(app.db, realm.id, groupId, [sender.id])).get(sender.id) ?? new Set([sender.id]);
+  if (users.some((u) => !canAccessUser(access, u))) throw badRequest('You do not have permission to access some of the recipients.');
+}
+
 export async function checkAndSendMessage(app: AppCtx, sender: UserRow, input: SendInput): Promise<SendResult> {
   const announced = announceGroupCommit(app);
   try {
@@ -357,10 +373,15 @@ async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, anno
     edit_history: null,
   };
 
+  // A direct message with a guest of a restricted realm may give it access to the others (Zulip:
+  // get_recipients_for_user_creation_events): their realm_user add events go out before the message.
+  const accessMayChange = !a.channel && restrictingGroupId(realm.settings) !== null && a.participants.some((u) => u.role === ROLE_GUEST);
   const id = await groupCommit(app, async (tx) => {
+    const access = accessMayChange ? await accessBefore(tx, realm.id, app) : undefined;
     const id = await insertMessage(tx.db, row);
     const ums = a.recipients.map((user_id) => ({ user_id, message_id: id, flags: flagsFor(user_id) }));
     await insertUserMessages(tx.db, ums);
+    if (access) await emitAccessChanges(app, tx, realm.id, access);
     if (a.channel) await afterChannelSend(tx, a.channel, id);
     // Uploads the message links become its attachments (only when it links one: no statement otherwise).
     if (row.has_attachment) {

@@ -52,10 +52,18 @@ export async function doSetRealmProperty(tx: Tx, realmId: number, name: string, 
   return true;
 }
 
+async function isEveryoneGroup(tx: Tx, realmId: number, groupId: number): Promise<boolean> {
+  const g = await tx.db.selectFrom('user_groups').select(['name', 'is_system_group']).where('id', '=', groupId).where('realm_id', '=', realmId).executeTakeFirst();
+  return g?.is_system_group === 1 && g.name === 'role:everyone';
+}
+
 /** A realm permission group setting (stored as a group id); event as Zulip's update_dict. */
 export async function doSetRealmGroupSetting(tx: Tx, realmId: number, name: string, groupId: number, apiValue: unknown): Promise<void> {
   const stored = await readSettings(tx, realmId);
   stored[name] = groupId;
+  // can_access_all_users_group back at role:everyone (its default) is stored as absent: then no
+  // request of a guest pays for the restriction check (domain/access/user-access.ts).
+  if (name === 'can_access_all_users_group' && (await isEveryoneGroup(tx, realmId, groupId))) delete stored[name];
   await writeSettings(tx, realmId, stored);
   tx.emit(realmId, { type: 'realm', op: 'update_dict', property: 'default', data: { [name]: apiValue } }, await activeUserIds(tx.db, realmId));
 }

@@ -1,4 +1,5 @@
-import type { Tx } from '../context.js';
+import { accessBefore, emitAccessChanges } from '../access/user-access-events.js';
+import type { AppCtx, Tx } from '../context.js';
 import { badRequest } from '../errors.js';
 import {
   activeSubscribedChannelIds,
@@ -143,9 +144,11 @@ export async function doSubscribe(
   realmId: number,
   channels: readonly ChannelRow[],
   users: readonly SubscriberUser[],
-  colors: ReadonlyMap<number, string> = new Map(),
+  colors: ReadonlyMap<number, string>,
+  app: AppCtx,
 ): Promise<{ subscribed: SubPair[]; already: SubPair[] }> {
   const userIds = users.map((u) => u.id);
+  const access = await accessBefore(tx, realmId, app);
   const existing = await subscriptionRowsFor(tx.db, userIds, channels.map((c) => c.id));
   const byKey = new Map(existing.map((r) => [`${r.user_id}:${r.channel_id}`, r]));
   const used = await usedColorsByUser(tx.db, userIds);
@@ -209,6 +212,7 @@ export async function doSubscribe(
   }
 
   emitPeerEvents(tx, realmId, 'peer_add', altered, channelMap, a);
+  await emitAccessChanges(app, tx, realmId, access);
   return { subscribed, already };
 }
 
@@ -222,6 +226,7 @@ export async function doUnsubscribe(
   realmId: number,
   channels: readonly ChannelRow[],
   users: readonly SubscriberUser[],
+  app: AppCtx,
 ): Promise<{ removed: SubPair[]; notSubscribed: SubPair[] }> {
   const existing = await subscriptionRowsFor(tx.db, users.map((u) => u.id), channels.map((c) => c.id));
   const active = new Map(existing.filter((r) => r.active).map((r) => [`${r.user_id}:${r.channel_id}`, r]));
@@ -238,6 +243,7 @@ export async function doUnsubscribe(
     }
   }
   if (removed.length === 0) return { removed, notSubscribed };
+  const access = await accessBefore(tx, realmId, app);
   await setSubscriptionsActive(tx.db, rowIds, false);
 
   const channelMap = new Map(channels.map((c) => [c.id, c]));
@@ -259,6 +265,7 @@ export async function doUnsubscribe(
     const lost = mine.filter((ch) => !metadataAudience(a, ch).has(u.id)).map((c) => c.id);
     if (lost.length) emitStreamDelete(tx, realmId, lost, [u.id]);
   }
+  await emitAccessChanges(app, tx, realmId, access);
   return { removed, notSubscribed };
 }
 

@@ -1,3 +1,5 @@
+import { canAccessUser, userAccessIn } from '../access/user-access.js';
+import { ROLE_GUEST } from '../rules/users.js';
 import { fakeEmailDomain } from '../../config.js';
 import type { AppCtx } from '../context.js';
 import { badRequest } from '../errors.js';
@@ -37,6 +39,12 @@ export async function doSendDirectTyping(app: AppCtx, sender: UserRow, to: reado
   const byId = new Map(rows.map((r) => [r.id, r]));
   const missing = ids.find((id) => !byId.has(id));
   if (missing !== undefined) throw badRequest(`Invalid user ID ${missing}`);
+  // A restricted guest may not learn about users it cannot access by typing to them: refused as a
+  // direct message to them is (Zulip's check_sender_can_access_recipients wording). Free for non-guests.
+  if (sender.role === ROLE_GUEST) {
+    const access = await userAccessIn(app.db, { id: sender.id, realmId: sender.realm_id, role: sender.role });
+    if (rows.some((r) => !canAccessUser(access, r))) throw badRequest('You do not have permission to access some of the recipients.');
+  }
   const domain = fakeEmailDomain(app.config);
   const brief = (id: number) => ({ user_id: id, email: apiEmail(byId.get(id)!, domain) });
   const event = {

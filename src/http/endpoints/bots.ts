@@ -151,10 +151,10 @@ export const updateBot = endpoint({
   auth: 'user',
   guard: requireMemberOrAdmin,
   params: {
-    bot_id: p.pathInt(),
+    bot_id: p.pathId(),
     full_name: p.str().optional(),
     role: p.intIn(ROLES).optional(),
-    bot_owner_id: p.int().optional(),
+    bot_owner_id: p.id().optional(),
     default_sending_stream: p.str().optional(),
     default_events_register_stream: p.str().optional(),
     default_all_public_streams: p.bool().optional(),
@@ -233,7 +233,7 @@ export const deactivateBot = endpoint({
   method: 'DELETE',
   path: '/bots/:bot_id',
   auth: 'user',
-  params: { bot_id: p.pathInt() },
+  params: { bot_id: p.pathId() },
   handler: async (ctx, { bot_id }) => {
     const bot = await accessBot(ctx, bot_id);
     // Deactivating a deactivated bot is a no-op, as in Zulip's do_deactivate_user.
@@ -247,7 +247,7 @@ export const regenerateBotApiKey = endpoint({
   path: '/bots/:bot_id/api_key/regenerate',
   auth: 'user',
   guard: requireMemberOrAdmin,
-  params: { bot_id: p.pathInt() },
+  params: { bot_id: p.pathId() },
   handler: async (ctx, { bot_id }) => {
     const bot = await accessBot(ctx, bot_id);
     const apiKey = await transact(ctx.app, (tx) => doRegenerateApiKey(tx, bot));

@@ -57,7 +57,7 @@ export const updateChannelFolder = endpoint({
   auth: 'user',
   guard: requireAdmin,
   params: {
-    channel_folder_id: p.pathInt(),
+    channel_folder_id: p.pathId(),
     name: p.str(z.string().max(MAX_FOLDER_NAME_LENGTH)).optional(),
     description: p.str(z.string().max(MAX_FOLDER_DESCRIPTION_LENGTH)).optional(),
     is_archived: p.bool().optional(),
@@ -82,7 +82,7 @@ export const reorderChannelFolders = endpoint({
   path: '/channel_folders',
   auth: 'user',
   guard: requireAdmin,
-  params: { order: p.intList() },
+  params: { order: p.idList() },
   handler: async (ctx, { order }) => {
     const rows = await foldersInRealm(ctx.app.db, ctx.user.realmId);
     const ids = new Set(rows.map((r) => r.id));

@@ -21,7 +21,7 @@ export const getChannelTopics = endpoint({
   method: 'GET',
   path: '/users/me/:stream_id/topics',
   auth: 'user',
-  params: { stream_id: p.pathInt(), allow_empty_topic_name: p.bool().default(false) },
+  params: { stream_id: p.pathId(), allow_empty_topic_name: p.bool().default(false) },
   handler: async (ctx, v) => {
     const db = ctx.app.db;
     const channel = await accessChannelById(db, await loadViewer(db, ctx.userRow), v.stream_id);
@@ -44,7 +44,7 @@ export const getChannelEmailAddress = endpoint({
   method: 'GET',
   path: '/streams/:stream_id/email_address',
   auth: 'user',
-  params: { stream_id: p.pathInt(), sender_id: p.int().optional() },
+  params: { stream_id: p.pathId(), sender_id: p.id().optional() },
   handler: async (ctx, v) => {
     const db = ctx.app.db;
     const channel = await accessChannelById(db, await loadViewer(db, ctx.userRow), v.stream_id);

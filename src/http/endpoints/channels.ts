@@ -164,7 +164,7 @@ export const createChannel = endpoint({
     invite_only: p.bool().default(false),
     is_web_public: p.bool().default(false),
     is_default_stream: p.bool().default(false),
-    folder_id: p.int().optional(),
+    folder_id: p.id().optional(),
     topics_policy: topicsPolicyParam().optional(),
     history_public_to_subscribers: p.bool().optional(),
     message_retention_days: retentionParam().default('realm_default'),
@@ -199,7 +199,7 @@ export const createChannel = endpoint({
         isDefault: params.is_default_stream,
         groupSettings: requested,
       });
-      if (subscribers.length) await doSubscribe(tx, realmId, [created], subscribers);
+      if (subscribers.length) await doSubscribe(tx, realmId, [created], subscribers, new Map(), ctx.app);
       return created;
     });
     return { id: ch.id };
@@ -261,7 +261,7 @@ export const getChannel = endpoint({
   method: 'GET',
   path: '/streams/:stream_id',
   auth: 'user',
-  params: { stream_id: p.pathInt() },
+  params: { stream_id: p.pathId() },
   handler: async (ctx, { stream_id }) => {
     const v = await viewerOf(ctx);
     const ch = await accessChannelById(ctx.app.db, v, stream_id, { requireContentAccess: false });
@@ -285,7 +285,7 @@ export const getChannelMembers = endpoint({
   method: 'GET',
   path: '/streams/:stream_id/members',
   auth: 'user',
-  params: { stream_id: p.pathInt() },
+  params: { stream_id: p.pathId() },
   handler: async (ctx, { stream_id }) => {
     const v = await viewerOf(ctx);
     const ch = await accessChannelById(ctx.app.db, v, stream_id, { requireContentAccess: false });
@@ -297,7 +297,7 @@ export const archiveChannel = endpoint({
   method: 'DELETE',
   path: '/streams/:stream_id',
   auth: 'user',
-  params: { stream_id: p.pathInt() },
+  params: { stream_id: p.pathId() },
   handler: async (ctx, { stream_id }) => {
     const v = await viewerOf(ctx);
     const ch = await accessChannelForUpdate(ctx.app.db, v, stream_id);
@@ -323,7 +323,7 @@ export const updateChannel = endpoint({
   path: '/streams/:stream_id',
   auth: 'user',
   params: {
-    stream_id: p.pathInt(),
+    stream_id: p.pathId(),
     description: descriptionParam().optional(),
     new_name: p.str().optional(),
     is_private: p.bool().optional(),
@@ -333,7 +333,7 @@ export const updateChannel = endpoint({
     message_retention_days: retentionParam().optional(),
     is_archived: p.bool().optional(),
     topics_policy: topicsPolicyParam().optional(),
-    folder_id: p.json(z.int().nullable()).optional(),
+    folder_id: p.nullableId().optional(),
     ...changeGroupParams,
   },
   handler: async (ctx, q) => {

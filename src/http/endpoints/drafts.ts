@@ -52,7 +52,7 @@ export const editDraft = endpoint({
   path: '/drafts/:draft_id',
   auth: 'user',
   guard: requireDraftsSync,
-  params: { draft_id: p.pathInt(), draft: p.json(draftData) },
+  params: { draft_id: p.pathId(), draft: p.json(draftData) },
   handler: async (ctx, { draft_id, draft }) => {
     await transact(ctx.app, (tx) => doEditDraft(tx, ctx.user, fakeEmailDomain(ctx.app.config), draft_id, draft));
     return {};
@@ -64,7 +64,7 @@ export const deleteDraft = endpoint({
   path: '/drafts/:draft_id',
   auth: 'user',
   guard: requireDraftsSync,
-  params: { draft_id: p.pathInt() },
+  params: { draft_id: p.pathId() },
   handler: async (ctx, { draft_id }) => {
     await transact(ctx.app, (tx) => doDeleteDraft(tx, ctx.user, draft_id));
     return {};

@@ -29,7 +29,7 @@ export const updateLinkifier = endpoint({
   path: '/realm/filters/:filter_id',
   auth: 'user',
   guard: requireAdmin,
-  params: { filter_id: p.pathInt(), pattern: p.str(), url_template: p.str() },
+  params: { filter_id: p.pathId(), pattern: p.str(), url_template: p.str() },
   handler: async (ctx, v) => {
     await doUpdateLinkifier(ctx.app, ctx.user, v.filter_id, v.pattern, v.url_template);
     return {};
@@ -41,7 +41,7 @@ export const removeLinkifier = endpoint({
   path: '/realm/filters/:filter_id',
   auth: 'user',
   guard: requireAdmin,
-  params: { filter_id: p.pathInt() },
+  params: { filter_id: p.pathId() },
   handler: async (ctx, v) => {
     await doRemoveLinkifier(ctx.app, ctx.user, v.filter_id);
     return {};
@@ -53,7 +53,7 @@ export const reorderLinkifiers = endpoint({
   path: '/realm/linkifiers',
   auth: 'user',
   guard: requireAdmin,
-  params: { ordered_linkifier_ids: p.intList() },
+  params: { ordered_linkifier_ids: p.idList() },
   handler: async (ctx, v) => {
     await checkReorderLinkifiers(ctx.app, ctx.user, v.ordered_linkifier_ids);
     return {};

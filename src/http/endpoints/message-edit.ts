@@ -19,10 +19,10 @@ export const updateMessage = endpoint({
   path: '/messages/:message_id',
   auth: 'user',
   params: {
-    message_id: p.pathInt(),
+    message_id: p.pathId(),
     content: p.str().optional(),
     topic: p.str().alias('subject').optional(),
-    stream_id: p.json(z.int().min(0)).optional(),
+    stream_id: p.id(z.int().min(0)).optional(),
     propagate_mode: p.oneOf(['change_later', 'change_one', 'change_all']).default('change_one'),
     send_notification_to_old_thread: p.bool().default(false),
     send_notification_to_new_thread: p.bool().default(true),
@@ -45,7 +45,7 @@ export const deleteMessage = endpoint({
   method: 'DELETE',
   path: '/messages/:message_id',
   auth: 'user',
-  params: { message_id: p.pathInt() },
+  params: { message_id: p.pathId() },
   handler: async (ctx, { message_id }) => {
     await checkDeleteMessage(ctx.app, ctx.user, message_id);
     return {};
@@ -56,7 +56,7 @@ export const getMessageHistory = endpoint({
   method: 'GET',
   path: '/messages/:message_id/history',
   auth: 'user',
-  params: { message_id: p.pathInt(), allow_empty_topic_name: p.bool().default(false) },
+  params: { message_id: p.pathId(), allow_empty_topic_name: p.bool().default(false) },
   handler: async (ctx, { message_id, allow_empty_topic_name }) => {
     const realm = (await realmById(ctx.app.db, ctx.user.realmId))!;
     const settings = realmSettings(realm.settings);
@@ -72,7 +72,7 @@ export const setMessageEditTyping = endpoint({
   method: 'POST',
   path: '/messages/:message_id/typing',
   auth: 'user',
-  params: { message_id: p.pathInt(), op: p.oneOf(['start', 'stop']) },
+  params: { message_id: p.pathId(), op: p.oneOf(['start', 'stop']) },
   handler: async (ctx, { message_id, op }) => {
     await doSendMessageEditTyping(ctx.app, ctx.user, ctx.userRow, message_id, op);
     return {};

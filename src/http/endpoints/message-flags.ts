@@ -78,7 +78,7 @@ export const markStreamAsRead = endpoint({
   method: 'POST',
   path: '/mark_stream_as_read',
   auth: 'user',
-  params: { stream_id: p.int() },
+  params: { stream_id: p.id() },
   handler: async (ctx, { stream_id }) => {
     const ch = await accessChannelById(ctx.app.db, await loadViewer(ctx.app.db, ctx.userRow), stream_id);
     await doMarkChannelAsRead(ctx.app, ctx.user, ch.recipient_id!);
@@ -90,7 +90,7 @@ export const markTopicAsRead = endpoint({
   method: 'POST',
   path: '/mark_topic_as_read',
   auth: 'user',
-  params: { stream_id: p.int(), topic_name: p.str() },
+  params: { stream_id: p.id(), topic_name: p.str() },
   handler: async (ctx, { stream_id, topic_name }) => {
     const ch = await accessChannelById(ctx.app.db, await loadViewer(ctx.app.db, ctx.userRow), stream_id);
     if (topic_name) {

@@ -1,3 +1,4 @@
+import { userAccessOf } from '../../domain/access/user-access.js';
 import { z } from 'zod';
 import { realmOf } from '../../domain/realm-row-cache.js';
 import { accessMessage } from '../../domain/access/messages.js';
@@ -55,7 +56,7 @@ export const getMessage = endpoint({
   path: '/messages/:message_id',
   auth: 'user',
   params: {
-    message_id: p.pathInt(),
+    message_id: p.pathId(),
     apply_markdown: p.bool().default(true),
     allow_empty_topic_name: p.bool().default(false),
   },
@@ -70,7 +71,8 @@ export const getMessage = endpoint({
       await linkifiersForRealm(ctx.app.db, realm.id),
     );
     const rel = await loadMessageRelations(ctx.app.db, [message]);
-    return { raw_content: message.content, message: presentMessage(message, rel, view, umFlags) };
+    const access = await userAccessOf(ctx.app, ctx.user);
+    return { raw_content: message.content, message: presentMessage(message, rel, { ...view, access }, umFlags) };
   },
 });
 
@@ -89,7 +91,7 @@ export const getMessages = endpoint({
     apply_markdown: p.bool().default(true),
     allow_empty_topic_name: p.bool().default(false),
     // zulip-js joins lists with commas in query strings; intList reads both forms.
-    message_ids: p.intList().optional(),
+    message_ids: p.idList().optional(),
   },
   handler: async (ctx, params) => {
     const numBefore = params.num_before as number;

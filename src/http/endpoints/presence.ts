@@ -1,6 +1,7 @@
+import { ALL, userAccessOf } from '../../domain/access/user-access.js';
 import { updateUserPresence } from '../../domain/actions/presence.js';
 import { badRequest, notForBots } from '../../domain/errors.js';
-import { presenceResponse, presenceResponseJson, userPresence } from '../../domain/presence-views.js';
+import { presenceResponse, presenceResponseJson, restrictPresences, userPresence } from '../../domain/presence-views.js';
 import { sendSuccessJson } from '../json-reply.js';
 import { statusFromString } from '../../domain/rules/presence.js';
 import { endpoint } from '../endpoint.js';
@@ -42,17 +43,18 @@ export const updateOwnPresence = endpoint({
     await updateUserPresence(ctx.app, ctx.userRow, status);
     if (v.ping_only) return {};
     // Sending last_update_id is asking for the modern protocol.
+    const access = await userAccessOf(ctx.app, ctx.user);
     const r = await presenceResponseJson(ctx.app, ctx.user.realmId, {
       slim: v.slim_presence || v.last_update_id !== undefined,
       lastUpdateId: v.last_update_id,
       historyDays: v.history_limit_days,
     });
     // Everyone's presence is serialized once per change, not once per request.
-    if (r.presencesJson !== undefined && onlyKnownParams(ctx.req)) {
+    if (r.presencesJson !== undefined && access === ALL && onlyKnownParams(ctx.req)) {
       sendSuccessJson(ctx.reply, `"presences":${r.presencesJson},"server_timestamp":${JSON.stringify(r.server_timestamp)},"presence_last_update_id":${r.presence_last_update_id}`);
       return { raw: true };
     }
-    return { presences: r.presences, server_timestamp: r.server_timestamp, presence_last_update_id: r.presence_last_update_id };
+    return { presences: await restrictPresences(ctx.app, ctx.user.realmId, r.presences, access), server_timestamp: r.server_timestamp, presence_last_update_id: r.presence_last_update_id };
   },
 });
 
@@ -61,7 +63,7 @@ export const getUserPresence = endpoint({
   path: '/users/:user_id_or_email/presence',
   auth: 'user',
   params: { user_id_or_email: p.pathStr(), slim_presence: p.bool().default(false) },
-  handler: async (ctx, v) => ({ presence: await userPresence(ctx.app, ctx.user.realmId, v.user_id_or_email, v.slim_presence) }),
+  handler: async (ctx, v) => ({ presence: await userPresence(ctx.app, ctx.user.realmId, v.user_id_or_email, v.slim_presence, await userAccessOf(ctx.app, ctx.user)) }),
 });
 
 /** The legacy format, for bots and other API clients; no presence_last_update_id. */
@@ -71,7 +73,7 @@ export const getRealmPresence = endpoint({
   auth: 'user',
   params: {},
   handler: async (ctx) => {
-    const { presences, server_timestamp } = await presenceResponse(ctx.app, ctx.user.realmId, { slim: false });
-    return { presences, server_timestamp };
+    const [{ presences, server_timestamp }, access] = await Promise.all([presenceResponse(ctx.app, ctx.user.realmId, { slim: false }), userAccessOf(ctx.app, ctx.user)]);
+    return { presences: await restrictPresences(ctx.app, ctx.user.realmId, presences, access), server_timestamp };
   },
 });

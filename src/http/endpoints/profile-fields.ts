@@ -106,7 +106,7 @@ export const updateProfileField = endpoint({
     display_in_profile_summary: p.bool().optional(),
     editable_by_user: p.bool().optional(),
     field_data: p.json(fieldDataSchema).optional(),
-    field_id: p.pathInt(),
+    field_id: p.pathId(),
     hint: p.str().optional(),
     name: p.str(strippedName).optional(),
     required: p.bool().optional(),
@@ -155,7 +155,7 @@ export const deleteProfileField = endpoint({
   path: '/realm/profile_fields/:field_id',
   auth: 'user',
   guard: requireAdmin,
-  params: { field_id: p.pathInt() },
+  params: { field_id: p.pathId() },
   handler: async (ctx, { field_id }) => {
     const field = await accessField(ctx, field_id);
     await transact(ctx.app, (tx) => doDeleteField(tx, field));
@@ -168,7 +168,7 @@ export const reorderProfileFields = endpoint({
   path: '/realm/profile_fields',
   auth: 'user',
   guard: requireAdmin,
-  params: { order: p.json(z.array(z.int())) },
+  params: { order: p.idList() },
   handler: async (ctx, { order }) => {
     const fields = await store.fieldsInRealm(ctx.app.db, ctx.user.realmId);
     const listed = new Set(order);

@@ -9,7 +9,7 @@ export const addReaction = endpoint({
   path: '/messages/:message_id/reactions',
   auth: 'user',
   params: {
-    message_id: p.pathInt(),
+    message_id: p.pathId(),
     emoji_name: p.str(),
     emoji_code: p.str().optional(),
     reaction_type: p.str().optional(),
@@ -29,7 +29,7 @@ export const removeReaction = endpoint({
   path: '/messages/:message_id/reactions',
   auth: 'user',
   params: {
-    message_id: p.pathInt(),
+    message_id: p.pathId(),
     emoji_name: p.str().optional(),
     emoji_code: p.str().optional(),
     reaction_type: p.str().default('unicode_emoji'),

@@ -1,3 +1,4 @@
+import { accessBefore, emitAccessChanges } from '../../domain/access/user-access-events.js';
 import { z } from 'zod';
 import { endpoint } from '../endpoint.js';
 import { p, type Param } from '../params.js';
@@ -97,7 +98,7 @@ const params: Record<string, Param<any>> = {
 };
 for (const s of BOOL_SETTINGS) params[s] = p.bool().optional();
 for (const s of LIMIT_SETTINGS) params[s] = p.str().optional();
-for (const s of CHANNEL_SETTINGS) params[s] = p.int().optional();
+for (const s of CHANNEL_SETTINGS) params[s] = p.id().optional();
 for (const s of GROUP_SETTINGS) params[s] = p.json(groupSettingChange).optional();
 
 function parseLimit(name: string, value: number | string): number | null {
@@ -166,7 +167,10 @@ export const updateRealm = endpoint({
         const rules = { disallowed: NO_EVERYONE.has(key) ? ['role:internet', 'role:everyone'] : ['role:internet'] };
         const groupId = await resolveGroupSetting(tx.db, realmId, key, value, rules, ctx.user.id);
         const apiValue = await presentGroupSetting(tx.db, groupId);
+        // Who guests can access changes with this setting: every open queue of a guest gets the difference.
+        const access = key === 'can_access_all_users_group' ? await accessBefore(tx, realmId) : undefined;
         await doSetRealmGroupSetting(tx, realmId, key, groupId, apiValue);
+        if (access) await emitAccessChanges(ctx.app, tx, realmId, access);
         data[key] = apiValue;
       }
     });

@@ -46,7 +46,7 @@ export const editSavedSnippet = endpoint({
   method: 'PATCH',
   path: '/saved_snippets/:saved_snippet_id',
   auth: 'user',
-  params: { content: p.str(content).optional(), saved_snippet_id: p.pathInt(), title: p.str(title).optional() },
+  params: { content: p.str(content).optional(), saved_snippet_id: p.pathId(), title: p.str(title).optional() },
   handler: async (ctx, params) => {
     // Nothing to change: succeed without looking the snippet up or sending an event (as Zulip does).
     if (params.title === undefined && params.content === undefined) return {};
@@ -59,7 +59,7 @@ export const deleteSavedSnippet = endpoint({
   method: 'DELETE',
   path: '/saved_snippets/:saved_snippet_id',
   auth: 'user',
-  params: { saved_snippet_id: p.pathInt() },
+  params: { saved_snippet_id: p.pathId() },
   handler: async (ctx, { saved_snippet_id }) => {
     await transact(ctx.app, (tx) => doDeleteSavedSnippet(tx, ctx.user, saved_snippet_id));
     return {};

@@ -73,7 +73,7 @@ const subscribeParams = {
   history_public_to_subscribers: p.bool().optional(),
   message_retention_days: retentionParam().default('realm_default'),
   topics_policy: topicsPolicyParam().optional(),
-  folder_id: p.int().optional(),
+  folder_id: p.id().optional(),
   send_new_subscription_messages: p.bool().default(true),
   ...createGroupParams,
 };
@@ -175,7 +175,7 @@ async function subscribe(ctx: AuthedCtx, q: SubscribeInput): Promise<Record<stri
       const c = colors.get(ch.name.toLowerCase());
       if (c) colorById.set(ch.id, c);
     }
-    return doSubscribe(tx, realmId, channels, targets, colorById);
+    return doSubscribe(tx, realmId, channels, targets, colorById, ctx.app);
   });
   const subscribed: Record<string, string[]> = {};
   const already: Record<string, string[]> = {};
@@ -212,7 +212,7 @@ async function unsubscribe(ctx: AuthedCtx, names: string[], principals: number[]
   }
   if (missing.length) throw badRequest(`Channel(s) (${missing.join(', ')}) do not exist`);
   if (others && !canRemoveSubscribers(v, channels)) throw insufficientPermission();
-  const result = await transact(ctx.app, (tx) => doUnsubscribe(tx, realmId, channels, targets));
+  const result = await transact(ctx.app, (tx) => doUnsubscribe(tx, realmId, channels, targets, ctx.app));
   return { removed: result.removed.map((s) => s.channel.name), not_removed: result.notSubscribed.map((s) => s.channel.name) };
 }
 
@@ -304,7 +304,7 @@ export const updateSubscriptionProperty = endpoint({
   method: 'PATCH',
   path: '/users/me/subscriptions/:stream_id',
   auth: 'user',
-  params: { stream_id: p.pathInt(), property: p.str(), value: p.str() },
+  params: { stream_id: p.pathId(), property: p.str(), value: p.str() },
   handler: async (ctx, { stream_id, property, value }) => {
     // Zulip reads value as a JSON boolean first, else as a raw string.
     const parsed: boolean | string = value === 'true' ? true : value === 'false' ? false : value;
@@ -326,7 +326,7 @@ export const getUserSubscriptionStatus = endpoint({
   method: 'GET',
   path: '/users/:user_id/subscriptions/:stream_id',
   auth: 'user',
-  params: { user_id: p.pathInt(), stream_id: p.pathInt() },
+  params: { user_id: p.pathId(), stream_id: p.pathId() },
   handler: async (ctx, { user_id, stream_id }) => subscriptionStatus(ctx, user_id, stream_id),
 });
 
@@ -334,6 +334,6 @@ export const getOwnSubscriptionStatus = endpoint({
   method: 'GET',
   path: '/users/me/subscriptions/:stream_id',
   auth: 'user',
-  params: { stream_id: p.pathInt() },
+  params: { stream_id: p.pathId() },
   handler: async (ctx, { stream_id }) => subscriptionStatus(ctx, ctx.user.id, stream_id),
 });

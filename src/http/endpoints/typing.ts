@@ -18,8 +18,8 @@ export const setTypingStatus = endpoint({
   params: {
     type: p.oneOf(['direct', 'stream', 'channel']).default('direct'),
     op: p.oneOf(['start', 'stop']),
-    to: p.intList().optional(),
-    stream_id: p.int().optional(),
+    to: p.idList().optional(),
+    stream_id: p.id().optional(),
     topic: p.str().optional().alias('subject'),
   },
   handler: async (ctx, { type, op, to, stream_id, topic }) => {

@@ -1,3 +1,4 @@
+import { accessBefore, emitAccessChanges } from '../../domain/access/user-access-events.js';
 import { z } from 'zod';
 import { accessUserById } from '../../domain/access/users.js';
 import { accessUserGroupForUpdate, activeUsersByIds, namedGroupInRealm } from '../../domain/access/user-groups.js';
@@ -61,9 +62,9 @@ export const createUserGroup = endpoint({
   params: {
     ...settingParams(groupSettingValue),
     description: p.str(),
-    members: p.intList(),
+    members: p.idList(),
     name: p.str(),
-    subgroups: p.intList().optional(),
+    subgroups: p.idList().optional(),
   },
   handler: async (ctx, params) => {
     const members = await activeUsersByIds(ctx.app.db, ctx.user.realmId, params.members);
@@ -101,7 +102,7 @@ export const updateUserGroup = endpoint({
     deactivated: p.bool().optional(),
     description: p.str().optional(),
     name: p.str().optional(),
-    user_group_id: p.pathInt(),
+    user_group_id: p.pathId(),
   },
   handler: async (ctx, params) => {
     const changes = GROUP_SETTING_NAMES.filter((n) => params[n] !== undefined);
@@ -136,7 +137,7 @@ export const deactivateUserGroup = endpoint({
   method: 'POST',
   path: '/user_groups/:user_group_id/deactivate',
   auth: 'user',
-  params: { user_group_id: p.pathInt() },
+  params: { user_group_id: p.pathId() },
   handler: async (ctx, { user_group_id }) => {
     await transact(ctx.app, async (tx) => {
       const group = await accessUserGroupForUpdate(tx.db, ctx.user, user_group_id, []);
@@ -164,17 +165,19 @@ export const updateUserGroupMembers = endpoint({
   auth: 'user',
   guard: notGuest,
   params: {
-    add: p.intList().optional(),
-    add_subgroups: p.intList().optional(),
-    delete: p.intList().optional(),
-    delete_subgroups: p.intList().optional(),
-    user_group_id: p.pathInt(),
+    add: p.idList().optional(),
+    add_subgroups: p.idList().optional(),
+    delete: p.idList().optional(),
+    delete_subgroups: p.idList().optional(),
+    user_group_id: p.pathId(),
   },
   handler: async (ctx, { add, add_subgroups, delete: del, delete_subgroups, user_group_id }) => {
     if (!add?.length && !del?.length && !add_subgroups?.length && !delete_subgroups?.length) {
       throw badRequest('Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".');
     }
     await transact(ctx.app, async (tx) => {
+      // Membership of can_access_all_users_group's group decides what guests can access.
+      const access = await accessBefore(tx, ctx.user.realmId, ctx.app);
       if (add?.length) {
         // Joining oneself is allowed by can_join_group, falling back to can_add_members_group.
         const settings: GroupSettingName[] = isSelfOnly(ctx, add) ? ['can_join_group', 'can_add_members_group'] : ['can_add_members_group'];
@@ -189,6 +192,7 @@ export const updateUserGroupMembers = endpoint({
       }
       if (add_subgroups?.length) await addSubgroups(tx, ctx, user_group_id, add_subgroups);
       if (delete_subgroups?.length) await removeSubgroups(tx, ctx, user_group_id, delete_subgroups);
+      await emitAccessChanges(ctx.app, tx, ctx.user.realmId, access);
     });
     return {};
   },
@@ -199,12 +203,14 @@ export const updateUserGroupSubgroups = endpoint({
   path: '/user_groups/:user_group_id/subgroups',
   auth: 'user',
   guard: memberOrAdmin,
-  params: { add: p.intList().optional(), delete: p.intList().optional(), user_group_id: p.pathInt() },
+  params: { add: p.idList().optional(), delete: p.idList().optional(), user_group_id: p.pathId() },
   handler: async (ctx, { add, delete: del, user_group_id }) => {
     if (!add?.length && !del?.length) throw badRequest('Nothing to do. Specify at least one of "add" or "delete".');
     await transact(ctx.app, async (tx) => {
+      const access = await accessBefore(tx, ctx.user.realmId, ctx.app);
       if (add?.length) await addSubgroups(tx, ctx, user_group_id, add);
       if (del?.length) await removeSubgroups(tx, ctx, user_group_id, del);
+      await emitAccessChanges(ctx.app, tx, ctx.user.realmId, access);
     });
     return {};
   },
@@ -215,7 +221,7 @@ export const getUserGroupMembers = endpoint({
   path: '/user_groups/:user_group_id/members',
   auth: 'user',
   guard: memberOrAdmin,
-  params: { direct_member_only: p.bool().default(false), user_group_id: p.pathInt() },
+  params: { direct_member_only: p.bool().default(false), user_group_id: p.pathId() },
   handler: async (ctx, { direct_member_only, user_group_id }) => {
     const group = await namedGroupInRealm(ctx.app.db, ctx.user.realmId, user_group_id);
     const members = direct_member_only ? await activeDirectMemberIds(ctx.app.db, group.id) : await recursiveMemberIds(ctx.app.db, group.id);
@@ -228,7 +234,7 @@ export const getIsUserGroupMember = endpoint({
   path: '/user_groups/:user_group_id/members/:user_id',
   auth: 'user',
   guard: memberOrAdmin,
-  params: { direct_member_only: p.bool().default(false), user_group_id: p.pathInt(), user_id: p.pathInt() },
+  params: { direct_member_only: p.bool().default(false), user_group_id: p.pathId(), user_id: p.pathId() },
   handler: async (ctx, { direct_member_only, user_group_id, user_id }) => {
     const group = await namedGroupInRealm(ctx.app.db, ctx.user.realmId, user_group_id);
     const target = await accessUserById(ctx.app, ctx.user, user_id);
@@ -244,7 +250,7 @@ export const getUserGroupSubgroups = endpoint({
   path: '/user_groups/:user_group_id/subgroups',
   auth: 'user',
   guard: memberOrAdmin,
-  params: { direct_subgroup_only: p.bool().default(false), user_group_id: p.pathInt() },
+  params: { direct_subgroup_only: p.bool().default(false), user_group_id: p.pathId() },
   handler: async (ctx, { direct_subgroup_only, user_group_id }) => {
     const group = await namedGroupInRealm(ctx.app.db, ctx.user.realmId, user_group_id);
     const subgroups = direct_subgroup_only ? await directSubgroupIds(ctx.app.db, group.id) : await recursiveStrictSubgroupIds(ctx.app.db, group.id);

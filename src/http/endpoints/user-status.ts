@@ -96,7 +96,7 @@ export const updateUserStatus = endpoint({
   path: '/users/:user_id/status',
   auth: 'user',
   guard: requireHuman,
-  params: { user_id: p.pathInt(), ...statusParams },
+  params: { user_id: p.pathId(), ...statusParams },
   handler: async (ctx, { user_id, ...params }) => {
     const target = await accessUserById(ctx.app, ctx.user, user_id, { forAdmin: true });
     const change = await checkStatusChange(ctx, undefined, params);
@@ -114,7 +114,7 @@ export const getUserStatus = endpoint({
   method: 'GET',
   path: '/users/:user_id/status',
   auth: 'user',
-  params: { user_id: p.pathInt() },
+  params: { user_id: p.pathId() },
   handler: async (ctx, { user_id }) => {
     const target = await accessUserById(ctx.app, ctx.user, user_id);
     return { status: await userStatusOf(ctx, target) };

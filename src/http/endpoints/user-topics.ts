@@ -20,7 +20,7 @@ export const updateUserTopic = endpoint({
   path: '/user_topics',
   auth: 'user',
   params: {
-    stream_id: p.int(),
+    stream_id: p.id(),
     topic: p.str(z.string().max(MAX_TOPIC_LENGTH)),
     visibility_policy: p.intIn([0, 1, 2, 3]),
   },

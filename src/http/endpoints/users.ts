@@ -1,3 +1,4 @@
+import { isPossibleId } from '../../domain/rules/ids.js';
 import { z } from 'zod';
 import { fakeEmailDomain } from '../../config.js';
 import { accessUserByEmail, accessUserById } from '../../domain/access/users.js';
@@ -23,7 +24,8 @@ import {
   ROLE_OWNER,
   ROLES,
 } from '../../domain/rules/users.js';
-import { presentUser } from '../../presenters/user.js';
+import { presentInaccessibleUser, presentUser } from '../../presenters/user.js';
+import { canAccessUser, userAccessOf } from '../../domain/access/user-access.js';
 import { realmById } from '../../store/realms.js';
 import { countActiveHumanOwners, userByEmail, userById, usersInRealm, type UserRow } from '../../store/users.js';
 import { endpoint, type AuthedCtx } from '../endpoint.js';
@@ -62,16 +64,18 @@ export const listUsers = endpoint({
   method: 'GET',
   path: '/users',
   auth: 'user',
-  params: { ...presentParams, user_ids: p.intList().optional() },
+  params: { ...presentParams, user_ids: p.idList().optional() },
   handler: async (ctx, { client_gravatar, include_custom_profile_fields, user_ids }) => {
-    const rows = await usersInRealm(ctx.app.db, ctx.user.realmId, user_ids);
+    // Ids no row can have are looked up as missing (Zulip's "Invalid user ID"), never by the database.
+    const rows = await usersInRealm(ctx.app.db, ctx.user.realmId, user_ids?.filter(isPossibleId));
     if (user_ids) {
       const found = new Set(rows.map((r) => r.id));
       const missing = user_ids.find((id) => !found.has(id));
       if (missing !== undefined) throw badRequest(`Invalid user ID: ${missing}`);
     }
-    const v = await view(ctx, client_gravatar, include_custom_profile_fields, user_ids);
-    return { members: rows.map((r) => presentUser(r, v)) };
+    const [v, access] = await Promise.all([view(ctx, client_gravatar, include_custom_profile_fields, user_ids), userAccessOf(ctx.app, ctx.user)]);
+    // Restricted guests get Zulip's placeholder for users they cannot access (GET /users has no user_list_incomplete).
+    return { members: rows.map((r) => (canAccessUser(access, r) ? presentUser(r, v) : presentInaccessibleUser(r.id, v.fakeEmailDomain))) };
   },
 });
 
@@ -114,7 +118,7 @@ export const updateUser = endpoint({
   path: '/users/:user_id',
   auth: 'user',
   params: {
-    user_id: p.pathInt(),
+    user_id: p.pathId(),
     full_name: p.str().optional(),
     role: p.intIn(ROLES).optional(),
     profile_data: p.json(adminProfileDataSchema).optional(),
@@ -142,7 +146,7 @@ export const deactivateUser = endpoint({
   method: 'DELETE',
   path: '/users/:user_id',
   auth: 'user',
-  params: { user_id: p.pathInt(), deactivation_notification_comment: p.str(z.string().max(2000)).optional() },
+  params: { user_id: p.pathId(), deactivation_notification_comment: p.str(z.string().max(2000)).optional() },
   handler: async (ctx, { user_id }) => {
     const target = await accessUserById(ctx.app, ctx.user, user_id, { forAdmin: true });
     if (target.role === ROLE_OWNER && ctx.user.role !== ROLE_OWNER) throw ownerRequired();
@@ -182,7 +186,7 @@ export const reactivateUser = endpoint({
   method: 'POST',
   path: '/users/:user_id/reactivate',
   auth: 'user',
-  params: { user_id: p.pathInt() },
+  params: { user_id: p.pathId() },
   handler: async (ctx, { user_id }) => {
     const target = await accessUserById(ctx.app, ctx.user, user_id, { allowDeactivated: true, allowBots: true, forAdmin: true });
     if (target.is_bot && target.bot_owner_id !== null) {
