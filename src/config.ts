@@ -43,6 +43,10 @@ export interface Config {
   readonly metricsEnabled: boolean;
   /** If set, GET /metrics requires `Authorization: Bearer <token>`. */
   readonly metricsToken: string | undefined;
+  /** Run the job scheduler (scheduled messages, reminders) in this process (PARLEY_SCHEDULER=0 turns it off). */
+  readonly schedulerEnabled: boolean;
+  /** Longest the scheduler sleeps between scans; bounds how late another process's new job is seen. */
+  readonly schedulerPollMs: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -84,6 +88,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     loginFailWindowSec: int(env, 'PARLEY_LOGIN_FAIL_WINDOW_SEC', 1800),
     metricsEnabled: env.PARLEY_METRICS !== '0' && env.PARLEY_METRICS !== 'false',
     metricsToken: env.PARLEY_METRICS_TOKEN || undefined,
+    schedulerEnabled: env.PARLEY_SCHEDULER !== '0' && env.PARLEY_SCHEDULER !== 'false',
+    schedulerPollMs: int(env, 'PARLEY_SCHEDULER_POLL_MS', 5000),
     ...overrides,
   };
 }

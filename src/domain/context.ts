@@ -20,6 +20,8 @@ export interface AppCtx {
   readonly authCache: { clear(): void; get(key: string): any; set(key: string, row: any): void };
   /** Event queues: registration, long-polling, delivery of committed events (events/queues.ts). */
   readonly queues: EventQueues;
+  /** Wakes the job scheduler after a job is added or moved (absent: nothing to wake). */
+  readonly jobs?: { wake(): void };
 }
 
 /** The authenticated caller of a request. */

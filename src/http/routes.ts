@@ -28,6 +28,8 @@ import * as presence from './endpoints/presence.js';
 import * as realmEmoji from './endpoints/realm-emoji.js';
 import * as linkifiers from './endpoints/linkifiers.js';
 import * as channelHelpers from './endpoints/channel-helpers.js';
+import * as scheduledMessages from './endpoints/scheduled-messages.js';
+import * as reminders from './endpoints/reminders.js';
 
 /**
  * THE route table: every method + path of the API once. Endpoint files
@@ -157,4 +159,12 @@ export const routes: readonly AnyEndpoint[] = [
   linkifiers.reorderLinkifiers,
   channelHelpers.getChannelTopics,
   channelHelpers.getChannelEmailAddress,
+  // scheduled messages and reminders (issue 16)
+  scheduledMessages.listScheduledMessages,
+  scheduledMessages.createScheduledMessage,
+  scheduledMessages.updateScheduledMessage,
+  scheduledMessages.deleteScheduledMessage,
+  reminders.createReminder,
+  reminders.listReminders,
+  reminders.deleteReminder,
 ];

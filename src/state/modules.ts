@@ -14,10 +14,11 @@ import { messagesModule } from './messages.js';
 import { presenceModule } from './presence.js';
 import { realmEmojiModule } from './realm-emoji.js';
 import { linkifiersModule } from './linkifiers.js';
+import { remindersModule, scheduledMessagesModule } from './scheduled-messages.js';
 
 /**
  * Every resource's /register state, in the order keys appear in the
  * response. Each resource appends its module here (one line), as routes.ts
  * lists endpoints.
  */
-export const stateModules: StateModule[] = [realmModule, usersModule, userSettingsModule, alertWordsModule, userGroupsModule, draftsModule, navigationViewsModule, savedSnippetsModule, customProfileFieldsModule, realmBotsModule, userStatusModule, subscriptionsModule, streamsModule, defaultStreamsModule, channelFoldersModule, userTopicsModule, mutedTopicsModule, realmDomainsModule, messagesModule, presenceModule, realmEmojiModule, linkifiersModule];
+export const stateModules: StateModule[] = [realmModule, usersModule, userSettingsModule, alertWordsModule, userGroupsModule, draftsModule, navigationViewsModule, savedSnippetsModule, customProfileFieldsModule, realmBotsModule, userStatusModule, subscriptionsModule, streamsModule, defaultStreamsModule, channelFoldersModule, userTopicsModule, mutedTopicsModule, realmDomainsModule, messagesModule, presenceModule, realmEmojiModule, linkifiersModule, scheduledMessagesModule, remindersModule];

@@ -3,6 +3,7 @@ import type { ChannelTables } from './channels-schema.js';
 import type { ClientCompatTables } from './client-compat-schema.js';
 import type { EventsTables } from './events-schema.js';
 import type { MessageTables } from './messages-schema.js';
+import type { ScheduledMessageTables } from './scheduled-messages-schema.js';
 
 /**
  * Table types for Kysely. Booleans are stored as 0/1 integers on both back
@@ -159,7 +160,7 @@ export interface UserStatusTable {
   timestamp: number;
 }
 
-export interface Database extends ChannelTables, EventsTables, MessageTables, ClientCompatTables {
+export interface Database extends ChannelTables, EventsTables, MessageTables, ClientCompatTables, ScheduledMessageTables {
   realms: RealmTable;
   users: UserTable;
   user_groups: UserGroupTable;
