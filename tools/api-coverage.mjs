@@ -122,6 +122,13 @@ export const ZULIP_NAMES = {
   'PATCH /realm/linkifiers': ['Reorder linkifiers', 'reorder-linkifiers'],
   'GET /users/me/:stream_id/topics': ['Get topics in a channel', 'get-stream-topics'],
   'GET /streams/:stream_id/email_address': ["Get channel's email address", 'get-stream-email-address'],
+  'GET /scheduled_messages': ['Get scheduled messages', 'get-scheduled-messages'],
+  'POST /scheduled_messages': ['Create a scheduled message', 'create-scheduled-message'],
+  'PATCH /scheduled_messages/:scheduled_message_id': ['Edit a scheduled message', 'update-scheduled-message'],
+  'DELETE /scheduled_messages/:scheduled_message_id': ['Delete a scheduled message', 'delete-scheduled-message'],
+  'POST /reminders': ['Create a message reminder', 'create-message-reminder'],
+  'GET /reminders': ['Get reminders', 'get-reminders'],
+  'DELETE /reminders/:reminder_id': ['Delete a reminder', 'delete-reminder'],
 };
 
 /** The Markdown page for a route table ({ method, path, auth } entries, in table order). */
