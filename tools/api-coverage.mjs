@@ -122,6 +122,7 @@ export const ZULIP_NAMES = {
   'PATCH /realm/linkifiers': ['Reorder linkifiers', 'reorder-linkifiers'],
   'GET /users/me/:stream_id/topics': ['Get topics in a channel', 'get-stream-topics'],
   'GET /streams/:stream_id/email_address': ["Get channel's email address", 'get-stream-email-address'],
+  'PATCH /users/me/subscriptions/muted_topics': ['Topic muting (legacy muted_topics path)', 'mute-topic'],
   'GET /scheduled_messages': ['Get scheduled messages', 'get-scheduled-messages'],
   'POST /scheduled_messages': ['Create a scheduled message', 'create-scheduled-message'],
   'PATCH /scheduled_messages/:scheduled_message_id': ['Edit a scheduled message', 'update-scheduled-message'],

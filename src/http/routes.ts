@@ -17,7 +17,7 @@ import { setTypingStatus } from './endpoints/typing.js';
 import * as channels from './endpoints/channels.js';
 import * as subscriptions from './endpoints/subscriptions.js';
 import * as channelFolders from './endpoints/channel-folders.js';
-import { updateUserTopic } from './endpoints/user-topics.js';
+import { updateMutedTopic, updateUserTopic } from './endpoints/user-topics.js';
 import * as realmDomains from './endpoints/realm-domains.js';
 import { updateRealm } from './endpoints/realm.js';
 import * as messages from './endpoints/messages.js';
@@ -124,6 +124,7 @@ export const routes: readonly AnyEndpoint[] = [
   channelFolders.updateChannelFolder,
   channelFolders.reorderChannelFolders,
   updateUserTopic,
+  updateMutedTopic,
   realmDomains.listRealmDomains,
   realmDomains.addRealmDomain,
   realmDomains.updateRealmDomain,
