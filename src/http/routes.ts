@@ -30,6 +30,7 @@ import * as linkifiers from './endpoints/linkifiers.js';
 import * as channelHelpers from './endpoints/channel-helpers.js';
 import * as scheduledMessages from './endpoints/scheduled-messages.js';
 import * as reminders from './endpoints/reminders.js';
+import { getReadReceipts } from './endpoints/read-receipts.js';
 
 /**
  * THE route table: every method + path of the API once. Endpoint files
@@ -168,4 +169,6 @@ export const routes: readonly AnyEndpoint[] = [
   reminders.createReminder,
   reminders.listReminders,
   reminders.deleteReminder,
+  // the remaining message and channel operations (issue 16)
+  getReadReceipts,
 ];

@@ -101,6 +101,7 @@ const RULES: Record<string, Rule> = {
   'DELETE /drafts/:draft_id': any,
   // Scheduled messages and reminders: any user (Zulip's views have no role decorator).
   'PATCH /users/me/subscriptions/muted_topics': any,
+  'GET /messages/:message_id/read_receipts': any,
   'GET /scheduled_messages': any,
   'POST /scheduled_messages': any,
   'PATCH /scheduled_messages/:scheduled_message_id': any,
