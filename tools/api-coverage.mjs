@@ -124,6 +124,7 @@ export const ZULIP_NAMES = {
   'GET /streams/:stream_id/email_address': ["Get channel's email address", 'get-stream-email-address'],
   'PATCH /users/me/subscriptions/muted_topics': ['Topic muting (legacy muted_topics path)', 'mute-topic'],
   'GET /messages/:message_id/read_receipts': ["Get a message's read receipts", 'get-read-receipts'],
+  'POST /streams/:stream_id/delete_topic': ['Delete a topic', 'delete-topic'],
   'GET /scheduled_messages': ['Get scheduled messages', 'get-scheduled-messages'],
   'POST /scheduled_messages': ['Create a scheduled message', 'create-scheduled-message'],
   'PATCH /scheduled_messages/:scheduled_message_id': ['Edit a scheduled message', 'update-scheduled-message'],

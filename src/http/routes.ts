@@ -171,4 +171,5 @@ export const routes: readonly AnyEndpoint[] = [
   reminders.deleteReminder,
   // the remaining message and channel operations (issue 16)
   getReadReceipts,
+  channelHelpers.deleteTopic,
 ];

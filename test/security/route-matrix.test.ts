@@ -102,6 +102,7 @@ const RULES: Record<string, Rule> = {
   // Scheduled messages and reminders: any user (Zulip's views have no role decorator).
   'PATCH /users/me/subscriptions/muted_topics': any,
   'GET /messages/:message_id/read_receipts': any,
+  'POST /streams/:stream_id/delete_topic': admin,
   'GET /scheduled_messages': any,
   'POST /scheduled_messages': any,
   'PATCH /scheduled_messages/:scheduled_message_id': any,
