@@ -1,8 +1,13 @@
 import type { ParleyEvent } from '../events/types.js';
 import { presentReminder, presentScheduledMessage, sortByDelivery, type ReminderObject, type ScheduledMessageObject } from '../presenters/scheduled-message.js';
 import { DELIVERY_REMIND, DELIVERY_SEND_LATER } from '../store/scheduled-messages-schema.js';
-import { pendingOfUserList } from '../store/scheduled-messages.js';
+import { pendingOfUserAll, type ScheduledMessageRow } from '../store/scheduled-messages.js';
+import { once } from './shared.js';
+import type { RegisterContext } from './types.js';
 import type { StateModule } from './types.js';
+
+/** Both kinds in one statement per registration (the two modules share it). */
+const pendingRows = (ctx: RegisterContext): Promise<ScheduledMessageRow[]> => once(ctx, 'scheduledRows', () => pendingOfUserAll(ctx.app.db, ctx.user.id));
 
 const smId = (m: ScheduledMessageObject): number => m.scheduled_message_id;
 const rId = (r: ReminderObject): number => r.reminder_id;
@@ -11,7 +16,7 @@ const rId = (r: ReminderObject): number => r.reminder_id;
 export const scheduledMessagesModule: StateModule = {
   fetchTypes: ['scheduled_messages'],
   async fetch(ctx) {
-    const rows = await pendingOfUserList(ctx.app.db, ctx.user.id, DELIVERY_SEND_LATER);
+    const rows = (await pendingRows(ctx)).filter((r) => r.delivery_type === DELIVERY_SEND_LATER);
     return { scheduled_messages: rows.map(presentScheduledMessage) };
   },
   eventTypes: ['scheduled_messages'],
@@ -36,7 +41,7 @@ export const scheduledMessagesModule: StateModule = {
 export const remindersModule: StateModule = {
   fetchTypes: ['reminders'],
   async fetch(ctx) {
-    const rows = await pendingOfUserList(ctx.app.db, ctx.user.id, DELIVERY_REMIND);
+    const rows = (await pendingRows(ctx)).filter((r) => r.delivery_type === DELIVERY_REMIND);
     return { reminders: rows.map(presentReminder) };
   },
   eventTypes: ['reminders'],

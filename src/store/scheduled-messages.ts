@@ -33,6 +33,11 @@ export function pendingOfUserList(db: AnyDb, userId: number, deliveryType: numbe
     .execute();
 }
 
+/** Every undelivered row of the user, both kinds, in the same order (for /register). */
+export function pendingOfUserAll(db: AnyDb, userId: number): Promise<ScheduledMessageRow[]> {
+  return db.selectFrom('scheduled_messages').selectAll().where('sender_id', '=', userId).where('delivered', '=', 0).orderBy('scheduled_timestamp').orderBy('id').execute();
+}
+
 export async function insertScheduled(db: AnyDb, row: Insertable<ScheduledMessageTable>): Promise<ScheduledMessageRow> {
   return db.insertInto('scheduled_messages').values(row).returningAll().executeTakeFirstOrThrow();
 }
