@@ -23,6 +23,8 @@ import { AuthCache } from './http/auth.js';
 import { createStorage, FileService } from './files/service.js';
 import { migrate, openStore, type Store } from './store/db.js';
 import { defaultRealm } from './store/realms.js';
+import { JobWaker, Scheduler } from './jobs/scheduler.js';
+import { ScheduledDelivery } from './jobs/scheduled-delivery.js';
 
 export interface App {
   readonly ctx: AppCtx;
@@ -31,6 +33,8 @@ export interface App {
   readonly health: Health;
   /** Present when PARLEY_REDIS_URL is set (several processes). */
   readonly redis: RedisServices | undefined;
+  /** Scheduled messages and reminders; tests call scheduler.runDueNow(). */
+  readonly scheduler: Scheduler;
   close(): Promise<void>;
 }
 
@@ -81,23 +85,31 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   await queues.restore();
   queues.attach(bus);
+  const jobs = new JobWaker();
   // The file service works through the context it belongs to: built in two steps.
-  const base: Omit<AppCtx, 'files'> = { config, store, db: store.db, bus, log, limiter, authCache, queues };
+  const base: Omit<AppCtx, 'files'> = { config, store, db: store.db, bus, log, limiter, authCache, queues, jobs };
   const ctx = base as AppCtx;
   const files = new FileService(ctx, createStorage(config));
   (ctx as { files: FileService }).files = files;
   files.start();
+  const scheduler = new Scheduler([new ScheduledDelivery(ctx)], { pollMs: config.schedulerPollMs, log });
+  jobs.listen(() => scheduler.wake());
   const http = await buildHttpServer(ctx, { logger: false });
   registerPageRoutes(http, ctx);
   const health = new Health(store.db, redis ? () => redis.ping() : undefined);
   registerHealthRoutes(http, health);
+  // Jobs that fell due while no process ran are delivered by the first scan.
+  if (config.schedulerEnabled) scheduler.start();
   return {
     ctx,
     http,
     health,
     redis,
+    scheduler,
     async close() {
       health.draining = true;
+      // No new deliveries start; one in progress finishes (its transaction commits or rolls back whole).
+      await scheduler.stop();
       // Parked polls get an answer first; then the server stops and the queues are saved.
       await queues.drain();
       await http.close();

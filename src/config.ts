@@ -79,6 +79,10 @@ export interface Config {
   readonly sessionDays: number;
   /** The built web app (index.html and static/), written by web/build.mjs; PARLEY_WEB_DIR overrides. */
   readonly webDir: string;
+  /** Run the job scheduler (scheduled messages, reminders) in this process (PARLEY_SCHEDULER=0 turns it off). */
+  readonly schedulerEnabled: boolean;
+  /** Longest the scheduler sleeps between scans; bounds how late another process's new job is seen. */
+  readonly schedulerPollMs: number;
 }
 
 /** dist/web of the package this module belongs to (src/config.ts in tests, dist/src/config.js when built). */
@@ -159,6 +163,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     linkPreviewMaxBytes: int(env, 'PARLEY_LINK_PREVIEW_MAX_BYTES', 1_048_576),
     sessionDays: int(env, 'PARLEY_SESSION_DAYS', 14),
     webDir: env.PARLEY_WEB_DIR ? path.resolve(env.PARLEY_WEB_DIR) : defaultWebDir(),
+    schedulerEnabled: env.PARLEY_SCHEDULER !== '0' && env.PARLEY_SCHEDULER !== 'false',
+    schedulerPollMs: int(env, 'PARLEY_SCHEDULER_POLL_MS', 5000),
     ...overrides,
   };
 }

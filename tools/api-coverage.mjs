@@ -137,6 +137,16 @@ export const ZULIP_NAMES = {
   'GET /user_uploads/:realm_id_str/*': ['Get public temporary URL', 'get-file-temporary-url'],
   'GET /attachments': ['Get attachments', 'get-attachments'],
   'DELETE /attachments/:attachment_id': ['Delete an attachment', 'remove-attachment'],
+  'PATCH /users/me/subscriptions/muted_topics': ['Topic muting (legacy muted_topics path)', 'mute-topic'],
+  'GET /messages/:message_id/read_receipts': ["Get a message's read receipts", 'get-read-receipts'],
+  'POST /streams/:stream_id/delete_topic': ['Delete a topic', 'delete-topic'],
+  'GET /scheduled_messages': ['Get scheduled messages', 'get-scheduled-messages'],
+  'POST /scheduled_messages': ['Create a scheduled message', 'create-scheduled-message'],
+  'PATCH /scheduled_messages/:scheduled_message_id': ['Edit a scheduled message', 'update-scheduled-message'],
+  'DELETE /scheduled_messages/:scheduled_message_id': ['Delete a scheduled message', 'delete-scheduled-message'],
+  'POST /reminders': ['Create a message reminder', 'create-message-reminder'],
+  'GET /reminders': ['Get reminders', 'get-reminders'],
+  'DELETE /reminders/:reminder_id': ['Delete a reminder', 'delete-reminder'],
 };
 
 /** The Markdown page for a route table ({ method, path, auth } entries, in table order). */

@@ -23,6 +23,8 @@ export interface AppCtx {
   readonly queues: EventQueues;
   /** Issue 15: upload storage, thumbnails, the unclaimed-upload cleaner, temporary URLs. */
   readonly files: FileService;
+  /** Wakes the job scheduler after a job is added or moved (absent: nothing to wake). */
+  readonly jobs?: { wake(): void };
 }
 
 /** The authenticated caller of a request. */

@@ -17,7 +17,7 @@ import { setTypingStatus } from './endpoints/typing.js';
 import * as channels from './endpoints/channels.js';
 import * as subscriptions from './endpoints/subscriptions.js';
 import * as channelFolders from './endpoints/channel-folders.js';
-import { updateUserTopic } from './endpoints/user-topics.js';
+import { updateMutedTopic, updateUserTopic } from './endpoints/user-topics.js';
 import * as realmDomains from './endpoints/realm-domains.js';
 import { updateRealm } from './endpoints/realm.js';
 import * as messages from './endpoints/messages.js';
@@ -32,6 +32,9 @@ import * as channelHelpers from './endpoints/channel-helpers.js';
 import * as mutedUsers from './endpoints/muted-users.js';
 import * as devices from './endpoints/devices.js';
 import * as uploads from './endpoints/uploads.js';
+import * as scheduledMessages from './endpoints/scheduled-messages.js';
+import * as reminders from './endpoints/reminders.js';
+import { getReadReceipts } from './endpoints/read-receipts.js';
 
 /**
  * THE route table: every method + path of the API once. Endpoint files
@@ -126,6 +129,7 @@ export const routes: readonly AnyEndpoint[] = [
   channelFolders.updateChannelFolder,
   channelFolders.reorderChannelFolders,
   updateUserTopic,
+  updateMutedTopic,
   realmDomains.listRealmDomains,
   realmDomains.addRealmDomain,
   realmDomains.updateRealmDomain,
@@ -179,4 +183,15 @@ export const routes: readonly AnyEndpoint[] = [
   uploads.getFileTemporaryUrl,
   uploads.getAttachments,
   uploads.removeAttachment,
+  // scheduled messages and reminders (issue 16)
+  scheduledMessages.listScheduledMessages,
+  scheduledMessages.createScheduledMessage,
+  scheduledMessages.updateScheduledMessage,
+  scheduledMessages.deleteScheduledMessage,
+  reminders.createReminder,
+  reminders.listReminders,
+  reminders.deleteReminder,
+  // the remaining message and channel operations (issue 16)
+  getReadReceipts,
+  channelHelpers.deleteTopic,
 ];

@@ -18,6 +18,7 @@ import { mutedUsersModule } from './muted-users.js';
 import { devicesModule } from './devices.js';
 import { attachmentsModule } from './attachments.js';
 import { playgroundsModule } from './playgrounds.js';
+import { remindersModule, scheduledMessagesModule } from './scheduled-messages.js';
 
 /**
  * Every resource's /register state, in the order keys appear in the
@@ -51,4 +52,6 @@ export const stateModules: StateModule[] = [
   devicesModule,
   attachmentsModule,
   playgroundsModule,
+  scheduledMessagesModule,
+  remindersModule,
 ];

@@ -6,6 +6,7 @@ import type { MobileTables } from './mobile-schema.js';
 import type { PlaygroundTables } from './playground-schema.js';
 import type { EventsTables } from './events-schema.js';
 import type { MessageTables } from './messages-schema.js';
+import type { ScheduledMessageTables } from './scheduled-messages-schema.js';
 
 /**
  * Table types for Kysely. Booleans are stored as 0/1 integers on both back
@@ -180,7 +181,8 @@ export interface Database
     ClientCompatTables,
     MobileTables,
     AttachmentTables,
-    PlaygroundTables {
+    PlaygroundTables,
+    ScheduledMessageTables {
   web_sessions: WebSessionTable;
   realms: RealmTable;
   users: UserTable;

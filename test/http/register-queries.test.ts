@@ -119,12 +119,13 @@ describe('POST /register: the number of SQL statements does not grow with the re
     expect(large).toEqual(small);
     expect(largeSubs).toEqual(smallSubs);
     // The user row 1, realm 1 + groups 3 (rows, members, subgroups: shared with the realm's and channels'
-    // group settings), users 2, the caller's lists 8 (muted users and devices since issue 18), realm-wide lists 5, bots 2, channels 4 (recursive
-    // groups, subscription rows, channels, subscriber counts), messages 4. The guest gets no default
+    // group settings), users 2, the caller's lists 8 (muted users and devices since issue 18), realm-wide
+    // lists 5, bots 2, channels 4 (recursive groups, subscription rows, channels, subscriber counts),
+    // messages 4, scheduled messages and reminders 1 (one read for both). The guest gets no default
     // streams and owns no bots (so no bot channel names).
-    expect(small).toEqual({ iago: 30, hamlet: 30, polonius: 28 });
+    expect(small).toEqual({ iago: 31, hamlet: 31, polonius: 29 });
     // include_subscribers: one more, the realm's subscriber lists.
-    expect(smallSubs).toEqual({ iago: 31, hamlet: 31, polonius: 29 });
+    expect(smallSubs).toEqual({ iago: 32, hamlet: 32, polonius: 30 });
   }, 240_000);
 });
 

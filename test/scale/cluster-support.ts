@@ -16,16 +16,20 @@ export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname)
 export const BUILD_DIR = path.join(ROOT, 'node_modules/.cache/parley-scale-build');
 export const MAIN = path.join(BUILD_DIR, 'src/main.js');
 
-export function buildOnce(): void {
+/** Builds into `dir` (default BUILD_DIR); a test file running in parallel with another uses its own dir. Returns its main.js. */
+export function buildOnce(dir: string = BUILD_DIR): string {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  fs.rmSync(BUILD_DIR, { recursive: true, force: true });
+  const main = path.join(dir, 'src/main.js');
+  fs.rmSync(dir, { recursive: true, force: true });
   try {
     // Type errors elsewhere in a shared tree do not stop tsc from emitting.
-    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json', '--outDir', BUILD_DIR], { cwd: ROOT, stdio: 'ignore', timeout: 240_000 });
+    // Its own build-info file: the shared incremental one (dist/.tsbuildinfo) would make tsc skip emitting into a fresh dir.
+    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json', '--outDir', dir, '--tsBuildInfoFile', path.join(dir, '.tsbuildinfo')], { cwd: ROOT, stdio: 'ignore', timeout: 240_000 });
   } catch {
     /* checked below */
   }
-  if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} was not built`);
+  if (!fs.existsSync(main)) throw new Error(`${main} was not built`);
+  return main;
 }
 
 export function freePort(): Promise<number> {
@@ -47,10 +51,10 @@ export interface Node {
   readonly exited: Promise<number | null>;
 }
 
-export async function startNode(name: string, env: Record<string, string>): Promise<Node> {
+export async function startNode(name: string, env: Record<string, string>, main: string = MAIN): Promise<Node> {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `parley-scale-${name}-`));
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, [main], {
     env: { ...process.env, PARLEY_PORT: String(port), PARLEY_DATA_DIR: dataDir, PARLEY_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

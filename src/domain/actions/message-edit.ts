@@ -11,7 +11,9 @@ import { updateMessageAttachments, uploadPathIds } from './attachments.js';
 import type { AttachmentObject } from '../../presenters/attachment.js';
 import { topicLinks, normalizeMessageContent } from '../rules/markdown/index.js';
 import { FLAG_MENTIONED, FLAG_READ, FLAG_STREAM_WILDCARD, FLAG_TOPIC_WILDCARD, flagList } from '../rules/message-flags.js';
-import { effectiveTopicsPolicy } from '../rules/channels.js';
+import { effectiveTopicsPolicy, VISIBILITY_INHERIT } from '../rules/channels.js';
+import { doSetUserTopicPolicy } from './user-topics.js';
+import { userTopicRow } from '../../store/channel-extras.js';
 import { checkTopic, incomingTopic, RESOLVED_TOPIC_PREFIX, stripResolvedPrefix, topicKey, truncateTopic } from '../rules/topics.js';
 import { realmSettings, type RealmSettings } from '../rules/realm-settings.js';
 import { isUserInGroup, recursiveMemberIds } from '../rules/group-settings.js';
@@ -381,6 +383,8 @@ async function doUpdateMessage(
     }
   }
 
+  if (movedAny) await moveTopicPolicies(tx, origChannel, origTopic, m.topic_key, toChannel, newTopic, losing);
+
   // Subscribers who can read the channel's history hear about edits of messages they never received.
   let extra: number[] = [];
   if (origChannel.history_public_to_subscribers) {
@@ -407,6 +411,25 @@ async function doUpdateMessage(
   }
   emitUpdate(tx, m.realm_id, event, allRows, extra, settings);
   return changedIds.length;
+}
+
+/**
+ * Topic visibility policies follow a topic that moved as a whole (Zulip's
+ * do_update_message: when no message is left behind in the original topic,
+ * each user's policy for it moves to the new topic; a policy the user
+ * already had there is kept; users who lost access to the messages just
+ * lose the policy). Every change sends the usual user_topic events.
+ */
+async function moveTopicPolicies(tx: Tx, from: ChannelRow, fromTopic: string, fromKey: string, to: ChannelRow, toTopic: string, losing: ReadonlySet<number>): Promise<void> {
+  if (from.id === to.id && fromKey === topicKey(toTopic)) return;
+  if ((await topicMessages(tx.db, from.recipient_id!, fromKey)).length > 0) return;
+  const rows = await tx.db.selectFrom('user_topics').selectAll().where('channel_id', '=', from.id).where('topic_lower', '=', fromTopic.toLowerCase()).orderBy('user_id').execute();
+  for (const r of rows) {
+    await doSetUserTopicPolicy(tx, r.user_id, from, r.topic_name, VISIBILITY_INHERIT);
+    if (losing.has(r.user_id)) continue;
+    const target = await userTopicRow(tx.db, r.user_id, to.id, toTopic);
+    if (!target) await doSetUserTopicPolicy(tx, r.user_id, to, toTopic, r.visibility_policy);
+  }
 }
 
 /**

@@ -61,6 +61,11 @@ export interface SendInput {
   readonly readBySender: boolean;
   readonly localId?: string;
   readonly queueId?: string;
+  /**
+   * Runs inside the transaction that stores the message (scheduled delivery
+   * marks its row delivered there, so the message and the mark commit together).
+   */
+  readonly inTransaction?: (tx: Tx, messageId: number) => Promise<void>;
 }
 
 export interface SendResult {
@@ -116,7 +121,7 @@ export function dmRecipients(raw: string): { emails: string[] } | { ids: number[
   return { ids: [...new Set(data as number[])] };
 }
 
-interface Addressed {
+export interface Addressed {
   readonly channel: ChannelRow | null;
   readonly topic: string;
   readonly recipientId: number;
@@ -329,6 +334,30 @@ export async function checkAndSendMessage(app: AppCtx, sender: UserRow, input: S
   }
 }
 
+/** A message that passed Zulip's check_message: addressed, rendered, permissions checked; not stored. */
+export interface CheckedMessage {
+  readonly content: string;
+  readonly realm: RealmRow;
+  readonly settings: RealmSettings;
+  readonly addressed: Addressed;
+  readonly rendered: RenderResult;
+}
+
+/** Zulip's check_message without the send: scheduling validates a message now and sends it later. */
+export async function checkMessage(app: AppCtx, sender: UserRow, input: Pick<SendInput, 'type' | 'to' | 'topic' | 'content'>): Promise<CheckedMessage> {
+  const normalized = normalizeMessageContent(input.content);
+  if (!normalized.ok) throw badRequest(normalized.error);
+  const content = normalized.content;
+  const realm = await realmOf(app, sender.realm_id);
+  const settings = realmSettings(realm.settings);
+  const full = { ...input, client: '', readBySender: false };
+  const addressed = input.type === 'stream' ? await addressChannel(app, sender, realm, settings, full) : await addressDirect(app, sender, realm, settings, full);
+  const rendered = await renderMessageContent(app, app.db, realm.id, settings, sender, content);
+  await groupMentionMembers(app, sender, rendered.mentionedGroupIds);
+  await checkWildcards(app, sender, addressed, rendered);
+  return { content, realm, settings, addressed, rendered };
+}
+
 async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, announced: () => void): Promise<SendResult> {
   const normalized = normalizeMessageContent(input.content);
   if (!normalized.ok) throw badRequest(normalized.error);
@@ -391,6 +420,7 @@ async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, anno
     const people = new Map<number, UserRow>([[sender.id, sender], ...a.participants.map((u) => [u.id, u] as const)]);
     emitMessage(app, tx, realm, settings, { ...row, id }, people, ums, a, input, linkifiers);
     if (autoPolicy !== undefined) await doSetUserTopicPolicy(tx, sender.id, a.channel!, a.topic, autoPolicy);
+    if (input.inTransaction) await input.inTransaction(tx, id);
     return id;
   }, announced);
   // A thumbnail that finished between rendering and commit: swap its placeholder now.

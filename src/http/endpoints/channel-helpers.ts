@@ -6,7 +6,9 @@ import { topicHistory } from '../../domain/topic-history.js';
 import { realmById } from '../../store/realms.js';
 import { topicHistoryRows } from '../../store/topic-history.js';
 import { userById } from '../../store/users.js';
+import { doDeleteTopic } from '../../domain/actions/message-delete.js';
 import { endpoint } from '../endpoint.js';
+import { requireAdmin } from './users.js';
 import { p } from '../params.js';
 
 /** Channel helpers real clients call: a channel's topic list and its email address. */
@@ -55,5 +57,27 @@ export const getChannelEmailAddress = endpoint({
       if (bot.bot_owner_id !== ctx.user.id && !isAdminRole(ctx.user.role)) throw insufficientPermission();
     }
     return { email: '' };
+  },
+});
+
+/**
+ * POST /streams/{stream_id}/delete_topic (Zulip's delete_in_topic, behind
+ * require_realm_admin): deletes the topic's messages the admin can access,
+ * in batches; `complete` is false when the time ran out first (repeat the
+ * request to continue). The realm's empty-topic display name means the empty topic.
+ */
+export const deleteTopic = endpoint({
+  method: 'POST',
+  path: '/streams/:stream_id/delete_topic',
+  auth: 'user',
+  guard: requireAdmin,
+  params: { stream_id: p.pathInt(), topic_name: p.str() },
+  handler: async (ctx, { stream_id, topic_name }) => {
+    const db = ctx.app.db;
+    const channel = await accessChannelById(db, await loadViewer(db, ctx.userRow), stream_id);
+    const realm = (await realmById(db, ctx.user.realmId))!;
+    const topic = topic_name === realmSettings(realm.settings).realm_empty_topic_display_name ? '' : topic_name;
+    const complete = await doDeleteTopic(ctx.app, ctx.user, channel, topic);
+    return { complete };
   },
 });
