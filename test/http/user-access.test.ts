@@ -211,3 +211,20 @@ describe('the guest role is what matters', () => {
     expect(body.realm_users.map((u: any) => u.user_id).sort((a: number, b: number) => a - b)).toEqual([id('bot'), g.id].sort((a, b) => a - b));
   });
 });
+
+describe('realm_non_active_users', () => {
+  it('an inaccessible deactivated user is a placeholder among realm_users (or absent); a deactivated DM partner stays', async () => {
+    const gone = await t.createUser({ email: 'gone@zulip.com', fullName: 'Gone Member' });
+    const partner = await t.createUser({ email: 'partner@zulip.com', fullName: 'Old Partner' });
+    await sendDirectMessage(t, partner, ['polonius'], 'hello guest');
+    for (const u of [gone, partner]) expectSuccess(await t.delete(`/users/${u.id}`, {}, 'iago'));
+    const body = await registerQueue(t, 'polonius');
+    expect(body.realm_users.find((u: any) => u.user_id === gone.id)).toEqual(STUB(gone.id));
+    expect(body.realm_non_active_users.map((u: any) => u.user_id)).toEqual([partner.id]);
+    const incomplete = await registerQueue(t, 'polonius', { client_capabilities: caps({ user_list_incomplete: true }) });
+    expect(incomplete.realm_users.some((u: any) => u.user_id === gone.id)).toBe(false);
+    expect(incomplete.realm_non_active_users.map((u: any) => [u.user_id, u.full_name])).toEqual([[partner.id, 'Old Partner']]);
+    const asAdmin = await registerQueue(t, 'iago');
+    expect(asAdmin.realm_non_active_users.map((u: any) => u.user_id).sort((a: number, b: number) => a - b)).toEqual([gone.id, partner.id]);
+  });
+});
