@@ -120,11 +120,11 @@ describe('POST /register: the number of SQL statements does not grow with the re
     expect(largeSubs).toEqual(smallSubs);
     // The user row 1, realm 1 + groups 3 (rows, members, subgroups: shared with the realm's and channels'
     // group settings), users 2, the caller's lists 6, realm-wide lists 5, bots 2, channels 4 (recursive
-    // groups, subscription rows, channels, subscriber counts), messages 4. The guest gets no default
-    // streams and owns no bots (so no bot channel names).
-    expect(small).toEqual({ iago: 28, hamlet: 28, polonius: 26 });
+    // groups, subscription rows, channels, subscriber counts), messages 4, code playgrounds 1 (issue 16,
+    // realm_playgrounds). The guest gets no default streams and owns no bots (so no bot channel names).
+    expect(small).toEqual({ iago: 29, hamlet: 29, polonius: 27 });
     // include_subscribers: one more, the realm's subscriber lists.
-    expect(smallSubs).toEqual({ iago: 29, hamlet: 29, polonius: 27 });
+    expect(smallSubs).toEqual({ iago: 30, hamlet: 30, polonius: 28 });
   }, 240_000);
 });
 
