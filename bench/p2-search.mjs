@@ -42,7 +42,7 @@ const server = await startParley({ PARLEY_PASSWORD_HASH_COST: 'fast', ...(pg ? {
 try {
   const me = await ownerId(server);
   const channelId = await createChannel(server, 'bench', [me]);
-  const seconds = await bulkInsertChannelMessages(server, { channelId, senderId: me, readerIds: [me], count: SIZE, text });
+  const seconds = await bulkInsertChannelMessages({ ...server, databaseUrl: pg?.url }, { channelId, senderId: me, readerIds: [me], count: SIZE, text });
   const narrow = encodeURIComponent(JSON.stringify([{ operator: 'search', operand: QUERY }]));
   const url = `${server.base}/api/v1/messages?anchor=newest&num_before=50&num_after=0&narrow=${narrow}`;
   const headers = { authorization: server.auth };

@@ -121,11 +121,11 @@ describe('POST /register: the number of SQL statements does not grow with the re
     // The user row 1, realm 1 + groups 3 (rows, members, subgroups: shared with the realm's and channels'
     // group settings), users 2, the caller's lists 8 (muted users and devices since issue 18), realm-wide
     // lists 5, bots 2, channels 4 (recursive groups, subscription rows, channels, subscriber counts),
-    // messages 4, scheduled messages and reminders 1 (one read for both). The guest gets no default
-    // streams and owns no bots (so no bot channel names).
-    expect(small).toEqual({ iago: 31, hamlet: 31, polonius: 29 });
+    // messages 4, scheduled messages and reminders 1 (one read for both), code playgrounds 1
+    // (realm_playgrounds). The guest gets no default streams and owns no bots (so no bot channel names).
+    expect(small).toEqual({ iago: 32, hamlet: 32, polonius: 30 });
     // include_subscribers: one more, the realm's subscriber lists.
-    expect(smallSubs).toEqual({ iago: 32, hamlet: 32, polonius: 30 });
+    expect(smallSubs).toEqual({ iago: 33, hamlet: 33, polonius: 31 });
   }, 240_000);
 });
 

@@ -5,7 +5,7 @@
  * starting with "@" is Pygments' using(this[, state]): the group is lexed again
  * from that state.
  */
-import { alias, popDefault, rule, rulesOnly, words, type Rule } from './highlight-langs.js';
+import { alias, popDefault, rule, rulesOnly, wordRule, words, type Rule } from './highlight-langs.js';
 import { SQL_DATATYPES, SQL_KEYWORDS } from './highlight-sql-words.js';
 import {
   CSS_ALL_UNITS,
@@ -23,8 +23,8 @@ const sql = rulesOnly({
     rule('\\s+', 'w'),
     rule('--.*\\n?', 'c1'),
     rule('/\\*', 'cm', { next: 'comment' }),
-    rule(words(SQL_KEYWORDS), 'k', { flags: 'i' }),
-    rule(words(SQL_DATATYPES), 'nb', { flags: 'i' }),
+    wordRule(SQL_KEYWORDS, 'k', { fold: true }),
+    wordRule(SQL_DATATYPES, 'nb', { fold: true }),
     rule('[+*/<>=~!@#%^&|`?-]', 'o'),
     rule('[0-9]+', 'mi'),
     rule("'(?:''|[^'])*'", 's1'),

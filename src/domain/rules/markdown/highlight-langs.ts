@@ -62,6 +62,32 @@ export const words = (list: string, suffix = '\\b', prefix = ''): string =>
     .sort((a, b) => b.length - a.length)
     .join('|')})${suffix}`;
 const textOf = (n: NodeLike): string => n.text ?? (n.children ?? []).map(textOf).join('');
+/**
+ * words(list, suffix=r'\b') for lists of plain words, as a set lookup: the
+ * word must be the whole \w run at the position (that is what the trailing
+ * \b demands), which is much cheaper than a long alternation tried at every
+ * token. `notAfterDot` is Python's (?<!\.) prefix.
+ */
+class WordSet extends RegExp {
+  constructor(
+    private readonly set: ReadonlySet<string>,
+    private readonly fold: boolean,
+    private readonly notAfterDot: boolean,
+  ) {
+    super('\\w+', 'y');
+  }
+  override exec(s: string): RegExpExecArray | null {
+    const at = this.lastIndex;
+    const m = super.exec(s);
+    if (!m) return null;
+    if (this.notAfterDot && s[at - 1] === '.') return null;
+    return this.set.has(this.fold ? m[0].toUpperCase() : m[0]) ? m : null;
+  }
+}
+export const wordRule = (list: string, by: string, opts: { fold?: boolean; notAfterDot?: boolean } = {}): Rule => ({
+  re: new WordSet(new Set(list.trim().split(/\s+/).map((w) => (opts.fold ? w.toUpperCase() : w))), opts.fold ?? false, opts.notAfterDot ?? false),
+  by,
+});
 export const noProtect = (n: NodeLike): Tok[] => [['', textOf(n)]];
 /** Pygments' default('#pop'): leave the state without consuming anything. */
 export const popDefault = (): Rule => ({ re: /(?:)/y, by: '', pop: true });
@@ -107,11 +133,11 @@ const PY_EXPR: Rule[] = [
   rule('(?:in|is|and|or|not)\\b', 'ow'),
   rule(words('async\\s+for await else for if lambda yield\\s+from yield'), 'k'),
   rule(words('True False None'), 'kc'),
-  rule(words(PY_BUILTINS, '\\b', '(?<!\\.)'), 'nb'),
+  wordRule(PY_BUILTINS, 'nb', { notAfterDot: true }),
   rule('(?<!\\.)(?:self|Ellipsis|NotImplemented|cls)\\b', 'bp'),
-  rule(words(PY_EXCEPTIONS, '\\b', '(?<!\\.)'), 'ne'),
-  rule(words(PY_MAGIC_FUNCS), 'fm'),
-  rule(words(PY_MAGIC_VARS), 'vm'),
+  wordRule(PY_EXCEPTIONS, 'ne', { notAfterDot: true }),
+  wordRule(PY_MAGIC_FUNCS, 'fm'),
+  wordRule(PY_MAGIC_VARS, 'vm'),
   rule('@' + PY_NAME, 'nd'),
   rule('@', 'o'),
   rule(PY_NAME, 'n'),
@@ -132,7 +158,7 @@ const python: Lang = {
       rule('(import)((?:\\s|\\\\\\s)+)', ['kn', 'w'], { next: 'import' }),
       ...PY_EXPR,
     ],
-    funcname: [rule(words(PY_MAGIC_FUNCS), 'fm', { pop: true }), rule(PY_NAME, 'nf', { pop: true }), popDefault()],
+    funcname: [{ ...wordRule(PY_MAGIC_FUNCS, 'fm'), pop: true }, rule(PY_NAME, 'nf', { pop: true }), popDefault()],
     classname: [rule(PY_NAME, 'nc', { pop: true })],
     import: [
       rule('(\\s+)(as)(\\s+)', ['w', 'k', 'w']),
