@@ -36,6 +36,7 @@ export type ErrorCode =
   | 'CANNOT_ADMINISTER_CHANNEL'
   | 'NONEXISTENT_SUBDOMAIN'
   | 'REQUEST_TOO_LARGE'
+  | 'INVITATION_FAILED'
   | 'NOT_FOUND';
 
 /** All codes with the HTTP status they normally travel with (for docs/errors.md). */
@@ -71,6 +72,7 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, number>> = {
   CANNOT_ADMINISTER_CHANNEL: 400,
   NONEXISTENT_SUBDOMAIN: 404,
   REQUEST_TOO_LARGE: 413,
+  INVITATION_FAILED: 400,
   NOT_FOUND: 404,
 };
 

@@ -2,6 +2,7 @@ import type { Generated } from 'kysely';
 import type { ChannelTables } from './channels-schema.js';
 import type { ClientCompatTables } from './client-compat-schema.js';
 import type { EventsTables } from './events-schema.js';
+import type { JoinTables } from './join-schema.js';
 import type { MessageTables } from './messages-schema.js';
 
 /**
@@ -159,7 +160,7 @@ export interface UserStatusTable {
   timestamp: number;
 }
 
-export interface Database extends ChannelTables, EventsTables, MessageTables, ClientCompatTables {
+export interface Database extends ChannelTables, EventsTables, MessageTables, ClientCompatTables, JoinTables {
   realms: RealmTable;
   users: UserTable;
   user_groups: UserGroupTable;
