@@ -22,6 +22,8 @@ import { openRedisServices, type RedisServices } from './scale/redis.js';
 import { buildHttpServer } from './http/server.js';
 import { closeMail } from './mail/send.js';
 import { registerPageRoutes } from './http/pages.js';
+import { registerSignupPages } from './http/signup-pages.js';
+import { registerPasswordResetPages } from './http/password-reset-pages.js';
 import { AuthCache } from './http/auth.js';
 import { migrate, openStore, type Store } from './store/db.js';
 import { defaultRealm } from './store/realms.js';
@@ -85,6 +87,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const ctx: AppCtx = { config, store, db: store.db, bus, log, limiter, authCache, queues };
   const http = await buildHttpServer(ctx, { logger: false });
   registerPageRoutes(http, ctx);
+  registerSignupPages(http, ctx);
+  registerPasswordResetPages(http, ctx);
   const health = new Health(store.db, redis ? () => redis.ping() : undefined);
   registerHealthRoutes(http, health);
   return {

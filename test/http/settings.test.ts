@@ -11,7 +11,7 @@ afterAll(async () => t.close());
 
 const settingsOf = async (id: number) => userSettings((await t.row(id)).settings);
 const everyoneActive = async () =>
-  (await t.app.ctx.db.selectFrom('users').select('id').where('is_active', '=', 1).orderBy('id').execute()).map((r) => r.id);
+  (await t.app.ctx.db.selectFrom('users').select('id').where('realm_id', '=', t.realmId).where('is_active', '=', 1).orderBy('id').execute()).map((r) => r.id);
 
 /** Deliveries with sorted recipient lists (recipient order carries no meaning). */
 const sortedRecipients = <T extends { userIds: readonly number[] }>(ds: T[]): T[] => ds.map((d) => ({ ...d, userIds: [...d.userIds].sort((a, b) => a - b) }));

@@ -1,4 +1,5 @@
 import type { AppCtx } from '../context.js';
+import type { UserRow } from '../../store/users.js';
 import { checkAndSendMessage } from './message-send.js';
 import { systemBot, type SystemBotName } from './system-bots.js';
 
@@ -20,6 +21,8 @@ export interface InternalChannelMessage {
   readonly content: string;
   /** Users for whom the message starts read (Zulip's mark_as_read / mark_as_read_for_acting_user). */
   readonly readBy?: readonly number[];
+  /** Whose access decides what the Markdown may link to (Zulip's acting_user). */
+  readonly actingUser?: UserRow;
 }
 
 export interface InternalDirectMessage {
@@ -28,6 +31,7 @@ export interface InternalDirectMessage {
   readonly recipientId: number;
   readonly content: string;
   readonly readBy?: readonly number[];
+  readonly actingUser?: UserRow;
 }
 
 export async function internalSendChannelMessage(app: AppCtx, m: InternalChannelMessage): Promise<number | undefined> {
@@ -40,7 +44,7 @@ export async function internalSendChannelMessage(app: AppCtx, m: InternalChannel
       content: m.content,
       client: 'Internal',
       readBySender: false,
-      internal: { realmId: m.realmId, readBy: m.readBy ?? [] },
+      internal: { realmId: m.realmId, readBy: m.readBy ?? [], ...(m.actingUser ? { actingUser: m.actingUser } : {}) },
     });
     return r.id;
   } catch (err) {
@@ -59,7 +63,7 @@ export async function internalSendDirectMessage(app: AppCtx, m: InternalDirectMe
       content: m.content,
       client: 'Internal',
       readBySender: false,
-      internal: { realmId: m.realmId, readBy: m.readBy ?? [] },
+      internal: { realmId: m.realmId, readBy: m.readBy ?? [], ...(m.actingUser ? { actingUser: m.actingUser } : {}) },
     });
     return r.id;
   } catch (err) {

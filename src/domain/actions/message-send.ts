@@ -61,7 +61,7 @@ export interface SendInput {
    * topic, direct-message policies, group and wildcard mention rights);
    * everything else (addressing, topic rules, rendering) as for anyone.
    */
-  readonly internal?: { readonly realmId: number; readonly readBy?: readonly number[] };
+  readonly internal?: { readonly realmId: number; readonly readBy?: readonly number[]; readonly actingUser?: UserRow };
 }
 
 export interface SendResult {
@@ -319,7 +319,8 @@ async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, anno
   const settings = realmSettings(realm.settings);
   const a = input.type === 'stream' ? await addressChannel(app, sender, realm, settings, input) : await addressDirect(app, sender, realm, settings, input);
 
-  const rendered = await renderMessageContent(app, app.db, realm.id, settings, sender, content);
+  // A system bot's message renders as its acting user would see it (Zulip's acting_user: channel links).
+  const rendered = await renderMessageContent(app, app.db, realm.id, settings, input.internal?.actingUser ?? sender, content);
   // Read before the transaction (a cache miss must not wait for the connection the transaction holds).
   const linkifiers = await linkifiersForRealm(app.db, realm.id);
   const groupMembers = await groupMentionMembers(app, sender, rendered.mentionedGroupIds, input.internal !== undefined);

@@ -62,6 +62,7 @@ export async function sendNewSubscriptionMessages(
 ): Promise<void> {
   const realmId = actor.realm_id;
   const readBy = [actor.id];
+  const actingUser = actor;
   const createdIds = new Set(opts.created.map((c) => c.id));
   if (opts.notifySubscribers) {
     const byUser = new Map<number, { user: UserRow; names: string[] }>();
@@ -72,7 +73,7 @@ export async function sendNewSubscriptionMessages(
       entry.names.push(s.channel.name);
     }
     for (const { user, names } of byUser.values()) {
-      await internalSendDirectMessage(app, { realmId, bot: 'notification', recipientId: user.id, content: subscribedYouMessage(actor, names), readBy });
+      await internalSendDirectMessage(app, { realmId, bot: 'notification', recipientId: user.id, content: subscribedYouMessage(actor, names), readBy, actingUser });
     }
   }
   if (opts.created.length === 0) return;
@@ -86,12 +87,12 @@ export async function sendNewSubscriptionMessages(
         opts.created.length > 1
           ? `${silentMention(actor)} created the following channels: ${links}.`
           : `${silentMention(actor)} created a new channel ${links}.`;
-      await internalSendChannelMessage(app, { realmId, bot: 'notification', channelId: target.id, topic: NEW_CHANNELS_TOPIC, content, readBy });
+      await internalSendChannelMessage(app, { realmId, bot: 'notification', channelId: target.id, topic: NEW_CHANNELS_TOPIC, content, readBy, actingUser });
     }
   }
   for (const ch of opts.created) {
     const content = channelCreatedMessage(actor, ch);
-    if (content) await internalSendChannelMessage(app, { realmId, bot: 'notification', channelId: ch.id, topic: CHANNEL_EVENTS_TOPIC, content, readBy });
+    if (content) await internalSendChannelMessage(app, { realmId, bot: 'notification', channelId: ch.id, topic: CHANNEL_EVENTS_TOPIC, content, readBy, actingUser });
   }
 }
 
