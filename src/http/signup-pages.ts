@@ -94,7 +94,6 @@ export function registerSignupPages(http: FastifyInstance, app: AppCtx): void {
     return emailForm(req, reply, `/join/${req.params.key}/`, 'Join the organization');
   };
   http.get('/join/:key/', join);
-  http.get('/join/:key', join);
 
   http.post<{ Params: { key: string }; Body: Body }>('/join/:key/', async (req, reply) => {
     if (!csrfValid(req, req.body ?? {})) return csrfFailure(reply);

@@ -91,40 +91,46 @@ function inviteRow(referrer: UserRow, spec: InviteSpec, email: string | null, ke
   };
 }
 
-type EmailError = [email: string, msg: string, deactivated: boolean];
+export type EmailError = [email: string, msg: string, deactivated: boolean];
 
 /**
- * Zulip's do_invite_users: every address is checked (format, the realm's
- * domain rules, existing accounts); an invalid address sends nothing; an
- * address already in use is skipped and reported (INVITATION_FAILED with
- * sent_invitations true), unless nobody is left to invite.
+ * Zulip's do_invite_users, first half (outside the transaction: the realm's
+ * domain rules read through the shared connection): every address is
+ * checked (format, domain rules, existing accounts); an invalid address
+ * sends nothing; an address already in use is skipped and reported
+ * (INVITATION_FAILED with sent_invitations true by the caller), unless
+ * nobody is left to invite.
  */
-export async function doInviteUsers(app: AppCtx, tx: Tx, referrer: UserRow, emails: readonly string[], spec: InviteSpec): Promise<EmailError[]> {
+export async function checkInvitees(app: AppCtx, realmId: number, emails: readonly string[]): Promise<{ good: string[]; skipped: EmailError[] }> {
   const errors: EmailError[] = [];
   const skipped: EmailError[] = [];
   const good: string[] = [];
   for (const email of emails) {
     if (email === '') continue;
-    const problem = isValidEmail(email) ? await realmEmailProblem(app, referrer.realm_id, email) : 'Invalid address.';
+    const problem = isValidEmail(email) ? await realmEmailProblem(app, realmId, email) : 'Invalid address.';
     if (problem) {
       errors.push([email, problem, false]);
       continue;
     }
-    const existing = await userByEmail(tx.db, referrer.realm_id, email);
+    const existing = await userByEmail(app.db, realmId, email);
     if (existing) skipped.push([email, existing.is_active ? 'Already has an account.' : 'Account has been deactivated.', !existing.is_active]);
     else good.push(email);
   }
-  const fail = (msg: string, list: EmailError[], sent: boolean) =>
-    new JsonableError(msg, { code: 'INVITATION_FAILED', data: { errors: list, sent_invitations: sent, license_limit_reached: false, daily_limit_reached: false } });
-  if (errors.length) throw fail("Some emails did not validate, so we didn't send any invitations.", [...errors, ...skipped], false);
-  if (skipped.length && good.length === 0) throw fail("We weren't able to invite anyone.", skipped, false);
-  for (const email of good) {
+  const fail = (msg: string, list: EmailError[]) =>
+    new JsonableError(msg, { code: 'INVITATION_FAILED', data: { errors: list, sent_invitations: false, license_limit_reached: false, daily_limit_reached: false } });
+  if (errors.length) throw fail("Some emails did not validate, so we didn't send any invitations.", [...errors, ...skipped]);
+  if (skipped.length && good.length === 0) throw fail("We weren't able to invite anyone.", skipped);
+  return { good, skipped };
+}
+
+/** Second half: one invitation per address, each mailed after the commit. */
+export async function doInviteUsers(app: AppCtx, tx: Tx, referrer: UserRow, emails: readonly string[], spec: InviteSpec): Promise<void> {
+  for (const email of emails) {
     const key = newKey();
     await insertInvite(tx.db, inviteRow(referrer, spec, email, key));
     tx.afterPublish(() => sendInvitationEmail(app, referrer, email, key));
   }
   await emitInvitesChanged(tx, referrer.realm_id, referrer.id);
-  return skipped;
 }
 
 export async function doCreateMultiuseInvite(app: AppCtx, tx: Tx, referrer: UserRow, spec: InviteSpec): Promise<string> {

@@ -7,6 +7,7 @@ import { accessChannelById, canAddSubscribers, holdsRealmPermission, loadViewer 
 import { accessUserGroupForUpdate } from '../../domain/access/user-groups.js';
 import {
   checkInviteRole,
+  checkInvitees,
   DEFAULT_INVITE_MINUTES,
   doCreateMultiuseInvite,
   doInviteUsers,
@@ -119,7 +120,8 @@ export const sendInvites = endpoint({
     const spec = await checkSpec(ctx, q, q.notify_referrer_on_join);
     if (!q.invitee_emails) throw badRequest('You must specify at least one email address.');
     const emails = inviteeEmails(q.invitee_emails);
-    const skipped = await transact(ctx.app, (tx) => doInviteUsers(ctx.app, tx, ctx.userRow, emails, spec));
+    const { good, skipped } = await checkInvitees(ctx.app, ctx.user.realmId, emails);
+    await transact(ctx.app, (tx) => doInviteUsers(ctx.app, tx, ctx.userRow, good, spec));
     if (skipped.length) {
       throw new JsonableError("Some of those addresses are already using Parley, so we didn't send them an invitation. We did send invitations to everyone else!", {
         code: 'INVITATION_FAILED',
