@@ -90,6 +90,8 @@ describe('POST /channels/create', () => {
         event: { type: 'subscription', op: 'peer_add', stream_ids: [id], user_ids: ids(t, 'hamlet', 'cordelia') },
         userIds: ids(t, 'owner', 'iago', 'shiva', 'othello', 'bot'),
       },
+      // The channel's first message (Notification Bot's notice) sets first_message_id for everyone who sees it.
+      { event: { type: 'stream', op: 'update', property: 'first_message_id', value: message.id, stream_id: id, name: 'design' }, userIds: MEMBERS_ONLY(t) },
     ]);
   });
 
@@ -106,9 +108,10 @@ describe('POST /channels/create', () => {
       ['stream', 'create', [t.users.othello.id]],
       ['subscription', 'add', [t.users.othello.id]],
       ['subscription', 'peer_add', ids(t, 'owner', 'iago', 'hamlet')],
+      ['stream', 'update', ids(t, 'owner', 'iago', 'hamlet', 'othello')],
       ['message', undefined, [t.users.othello.id]],
     ]);
-    expect(deliveries[4]!.event.message).toMatchObject({ sender_email: 'notification-bot@zulip.com', subject: 'channel events' });
+    expect(deliveries[5]!.event.message).toMatchObject({ sender_email: 'notification-bot@zulip.com', subject: 'channel events' });
     const s = expectSuccess(await t.get(`/streams/${id}`, {}, 'othello')).stream;
     expect(s.invite_only).toBe(true);
     expect(s.history_public_to_subscribers).toBe(false);
@@ -260,8 +263,12 @@ describe('POST /channels/create', () => {
     const deliveries = plain(await t.captureEvents(async () => {
       webId = expectSuccess(await t.post('/channels/create', { name: 'web', subscribers: [], is_web_public: true }, 'owner')).id;
     }));
-    // Web-public channels are visible to guests too.
-    expect(deliveries.map((d) => d.userIds)).toEqual([everyone(t)]);
+    // Web-public channels are visible to guests too (the creation, then the first message id of
+    // Notification Bot's notice, which has no recipient in a channel without subscribers).
+    expect(deliveries.map((d) => [d.event.type, d.event.op, d.userIds])).toEqual([
+      ['stream', 'create', everyone(t)],
+      ['stream', 'update', everyone(t)],
+    ]);
     expect(expectSuccess(await t.get(`/streams/${webId}`, {}, 'polonius')).stream.is_web_public).toBe(true);
     await realmSetting(t, 'can_create_private_channel_group', 'role:members');
     await realmSetting(t, 'can_create_public_channel_group', 'role:members');

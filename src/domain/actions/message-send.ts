@@ -373,7 +373,11 @@ async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, anno
 async function afterChannelSend(tx: Tx, ch: ChannelRow, messageId: number): Promise<void> {
   // Conditional updates: another send in the same transaction may have set them already.
   if (ch.first_message_id === null) {
-    await tx.db.updateTable('channels').set({ first_message_id: messageId }).where('id', '=', ch.id).where('first_message_id', 'is', null).execute();
+    const r = await tx.db.updateTable('channels').set({ first_message_id: messageId }).where('id', '=', ch.id).where('first_message_id', 'is', null).executeTakeFirst();
+    // Zulip's do_send_messages: a channel's first message is announced to everyone who sees the channel.
+    if (Number(r.numUpdatedRows) > 0) {
+      tx.emit(ch.realm_id, { type: 'stream', op: 'update', property: 'first_message_id', value: messageId, stream_id: ch.id, name: ch.name }, await metadataUserIdsOf(tx.db, ch));
+    }
   }
   if (!ch.is_recently_active) {
     const r = await tx.db.updateTable('channels').set({ is_recently_active: 1 }).where('id', '=', ch.id).where('is_recently_active', '=', 0).executeTakeFirst();
