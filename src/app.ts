@@ -7,6 +7,9 @@ import type { AppCtx } from './domain/context.js';
 import { transact } from './domain/context.js';
 import { doCreateRealm } from './domain/actions/realm.js';
 import { doCreateUser } from './domain/actions/users.js';
+import { announceNewHumanUser } from './domain/actions/onboarding.js';
+import { createInitialRealmContent } from './domain/actions/realm-content.js';
+import { ensureSystemBots } from './domain/actions/system-bots.js';
 import { generatePassword, hashPassword } from './domain/rules/credentials.js';
 import { MemoryRateLimiter } from './domain/rules/rate-limit.js';
 import { ROLE_OWNER } from './domain/rules/users.js';
@@ -18,7 +21,10 @@ import type { RateLimiter } from './domain/rules/rate-limit.js';
 import { Health, registerHealthRoutes } from './scale/health.js';
 import { openRedisServices, type RedisServices } from './scale/redis.js';
 import { buildHttpServer } from './http/server.js';
+import { closeMail } from './mail/send.js';
 import { registerPageRoutes } from './http/pages.js';
+import { registerSignupPages } from './http/signup-pages.js';
+import { registerPasswordResetPages } from './http/password-reset-pages.js';
 import { AuthCache } from './http/auth.js';
 import { createStorage, FileService } from './files/service.js';
 import { migrate, openStore, type Store } from './store/db.js';
@@ -96,6 +102,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   jobs.listen(() => scheduler.wake());
   const http = await buildHttpServer(ctx, { logger: false });
   registerPageRoutes(http, ctx);
+  registerSignupPages(http, ctx);
+  registerPasswordResetPages(http, ctx);
   const health = new Health(store.db, redis ? () => redis.ping() : undefined);
   registerHealthRoutes(http, health);
   // Jobs that fell due while no process ran are delivered by the first scan.
@@ -117,6 +125,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       await files.close();
       await bus.close();
       await redis?.close();
+      closeMail(config);
       await store.close();
     },
   };
@@ -126,9 +135,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
  * On an empty database: create the organization and its owner (allowed to
  * create users), and write a zuliprc for the owner. Idempotent.
  */
-export async function bootstrapRealm(ctx: AppCtx, opts: { announce: boolean }): Promise<Bootstrap> {
+export async function bootstrapRealm(ctx: AppCtx, opts: { announce: boolean; initialContent?: boolean }): Promise<Bootstrap> {
   const existing = await defaultRealm(ctx.db);
-  if (existing) return { realmId: existing.id, created: false };
+  if (existing) {
+    // Databases from before the system bots get them now (after every existing id).
+    await ensureSystemBots(ctx);
+    return { realmId: existing.id, created: false };
+  }
   const password = ctx.config.ownerPassword ?? generatePassword();
   const hash = await hashPassword(password, ctx.config.passwordHashCost);
   const { realmId, owner } = await transact(ctx, async (tx) => {
@@ -142,6 +155,14 @@ export async function bootstrapRealm(ctx: AppCtx, opts: { announce: boolean }): 
     });
     return { realmId, owner };
   });
+  // A new organization starts alive (Zulip's do_create_realm): system bots, the
+  // default channels with Welcome Bot's first messages, and the owner's welcome.
+  // The test server leaves it out (initialContent: false) to start from an empty realm.
+  if (opts.initialContent ?? true) {
+    await ensureSystemBots(ctx);
+    await createInitialRealmContent(ctx, realmId, owner);
+    await announceNewHumanUser(ctx, owner, { channelIds: [], includeDefaults: true, referrerId: null, notifyReferrer: false }, { firstUser: true });
+  }
   if (opts.announce) {
     const rc = path.join(ctx.config.dataDir, 'zuliprc');
     fs.mkdirSync(ctx.config.dataDir, { recursive: true });

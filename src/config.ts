@@ -33,8 +33,16 @@ export interface Config {
   readonly eventQueueMaxEvents: number;
   /** smtp://user:pass@host:port or smtps://... for outgoing mail (email-change confirmations); unset: mail is logged. */
   readonly smtpUrl: string | undefined;
-  /** The From address of outgoing mail. */
+  /** The From address of outgoing mail, optionally with a display name: `Parley <noreply@example.com>`. */
   readonly smtpFrom: string;
+  /** smtp:// only: STARTTLS when the server offers it (auto), always (require), or never. */
+  readonly smtpStartTls: 'auto' | 'require' | 'never';
+  /** Verify the SMTP server's TLS certificate (PARLEY_SMTP_TLS_VERIFY=0 for a self-signed relay). */
+  readonly smtpTlsVerify: boolean;
+  /** Connection, greeting and socket time-out of SMTP, in milliseconds. */
+  readonly smtpTimeoutMs: number;
+  /** Pooled SMTP connections kept open; 0: a new connection per mail. */
+  readonly smtpPoolSize: number;
   /** redis://host:port/db: event queues, event bus, rate limits and cache invalidation shared by several processes. */
   readonly redisUrl: string | undefined;
   /** Prefix of every Redis key and channel (several installations or test runs may share one Redis). */
@@ -136,6 +144,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     eventQueueMaxEvents: int(env, 'PARLEY_EVENT_QUEUE_MAX_EVENTS', 2000),
     smtpUrl: env.PARLEY_SMTP_URL || undefined,
     smtpFrom: env.PARLEY_SMTP_FROM || `noreply@${externalHost.split(':')[0]}`,
+    smtpStartTls: env.PARLEY_SMTP_STARTTLS === 'require' || env.PARLEY_SMTP_STARTTLS === 'never' ? env.PARLEY_SMTP_STARTTLS : 'auto',
+    smtpTlsVerify: env.PARLEY_SMTP_TLS_VERIFY !== '0' && env.PARLEY_SMTP_TLS_VERIFY !== 'false',
+    smtpTimeoutMs: int(env, 'PARLEY_SMTP_TIMEOUT_MS', 30_000),
+    smtpPoolSize: int(env, 'PARLEY_SMTP_POOL_SIZE', 2),
     redisUrl: env.PARLEY_REDIS_URL || undefined,
     redisKeyPrefix: env.PARLEY_REDIS_PREFIX || 'parley:',
     drainDelayMs: int(env, 'PARLEY_DRAIN_DELAY_MS', 0),

@@ -19,6 +19,8 @@ import * as subscriptions from './endpoints/subscriptions.js';
 import * as channelFolders from './endpoints/channel-folders.js';
 import { updateMutedTopic, updateUserTopic } from './endpoints/user-topics.js';
 import * as realmDomains from './endpoints/realm-domains.js';
+import * as defaultStreams from './endpoints/default-streams.js';
+import * as invites from './endpoints/invites.js';
 import { updateRealm } from './endpoints/realm.js';
 import * as messages from './endpoints/messages.js';
 import * as messageEdit from './endpoints/message-edit.js';
@@ -134,6 +136,14 @@ export const routes: readonly AnyEndpoint[] = [
   realmDomains.addRealmDomain,
   realmDomains.updateRealmDomain,
   realmDomains.removeRealmDomain,
+  defaultStreams.addDefaultStream,
+  defaultStreams.removeDefaultStream,
+  invites.getInvites,
+  invites.sendInvites,
+  invites.createMultiuseInvite,
+  invites.revokeInvite,
+  invites.revokeMultiuseInvite,
+  invites.resendInvite,
   updateRealm,
   // messages
   messages.sendMessage,

@@ -1,21 +1,78 @@
+import nodemailer, { type Transporter } from 'nodemailer';
 import type { AppCtx } from '../domain/context.js';
-import { sendSmtp, type MailMessage } from './smtp.js';
+import type { Config } from '../config.js';
 
 /**
- * Sends a mail through PARLEY_SMTP_URL, or logs it (subject, recipients and
- * body, so an operator can act on a confirmation link) when no SMTP server
- * is configured. Delivery failures are logged, never thrown: the action that
- * triggered the mail has already committed.
+ * Outgoing mail through nodemailer: MIME with a plain-text and (when given)
+ * an HTML part, non-ASCII names and subjects encoded by nodemailer, STARTTLS
+ * and AUTH from the PARLEY_SMTP_* settings, pooled connections and
+ * time-outs. With no PARLEY_SMTP_URL the mail is logged instead (subject,
+ * recipients and text, so an operator can act on a confirmation link).
+ * Delivery failures are logged, never thrown: the action that triggered the
+ * mail has already committed.
  */
-export async function sendMail(app: AppCtx, m: Omit<MailMessage, 'from'>): Promise<void> {
-  const msg: MailMessage = { ...m, from: app.config.smtpFrom };
+
+export interface MailMessage {
+  readonly to: readonly string[];
+  readonly subject: string;
+  readonly text: string;
+  readonly html?: string;
+}
+
+const transports = new WeakMap<Config, Transporter>();
+
+/** nodemailer options from the configuration (exported for the tests of the mapping). */
+export function transportOptions(config: Config): Record<string, unknown> {
+  const url = new URL(config.smtpUrl!);
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new Error(`PARLEY_SMTP_URL: unsupported scheme ${url.protocol}`);
+  const secure = url.protocol === 'smtps:';
+  const opts: Record<string, unknown> = {
+    host: url.hostname.replace(/^\[|\]$/g, ''),
+    port: Number(url.port) || (secure ? 465 : 587),
+    secure,
+    // smtp://: upgrade with STARTTLS when offered ("auto"), insist on it ("require"), or never ("never").
+    requireTLS: !secure && config.smtpStartTls === 'require',
+    ignoreTLS: !secure && config.smtpStartTls === 'never',
+    tls: { rejectUnauthorized: config.smtpTlsVerify, servername: url.hostname },
+    connectionTimeout: config.smtpTimeoutMs,
+    greetingTimeout: config.smtpTimeoutMs,
+    socketTimeout: config.smtpTimeoutMs,
+    pool: config.smtpPoolSize > 0,
+    maxConnections: Math.max(1, config.smtpPoolSize),
+  };
+  if (url.username) opts.auth = { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) };
+  return opts;
+}
+
+function transport(config: Config): Transporter {
+  let t = transports.get(config);
+  if (!t) {
+    t = nodemailer.createTransport(transportOptions(config) as never);
+    transports.set(config, t);
+  }
+  return t;
+}
+
+export async function sendMail(app: AppCtx, m: MailMessage): Promise<void> {
   if (!app.config.smtpUrl) {
-    app.log.info({ to: msg.to, subject: msg.subject, text: msg.text }, 'mail (no PARLEY_SMTP_URL configured)');
+    app.log.info({ to: m.to, subject: m.subject, text: m.text }, 'mail (no PARLEY_SMTP_URL configured)');
     return;
   }
   try {
-    await sendSmtp(app.config.smtpUrl, msg);
+    await transport(app.config).sendMail({
+      from: app.config.smtpFrom,
+      to: [...m.to],
+      subject: m.subject,
+      text: m.text,
+      ...(m.html !== undefined ? { html: m.html } : {}),
+    });
   } catch (err) {
-    app.log.error({ err, to: msg.to, subject: msg.subject }, 'could not send mail');
+    app.log.error({ err, to: m.to, subject: m.subject }, 'could not send mail');
   }
+}
+
+/** Closes pooled SMTP connections (server shutdown). */
+export function closeMail(config: Config): void {
+  transports.get(config)?.close();
+  transports.delete(config);
 }

@@ -4,6 +4,7 @@ import type { AppCtx } from '../domain/context.js';
 import { ROLE_ADMIN, ROLE_GUEST, ROLE_MODERATOR, ROLE_OWNER } from '../domain/rules/users.js';
 import { apiEmail, avatarUrl, presentInaccessibleUser, presentUser } from '../presenters/user.js';
 import { canAccessUser } from '../domain/access/user-access.js';
+import { systemBotRows } from '../domain/actions/system-bots.js';
 import { usersInRealm } from '../store/users.js';
 import type { ClientView, StateModule } from './types.js';
 
@@ -108,7 +109,7 @@ export const usersModule: StateModule = {
   eventTypes: ['realm_user'],
   async fetch(ctx) {
     const { app, user, userRow, clientGravatar, capabilities } = ctx;
-    const [rows, profiles, access] = await Promise.all([usersInRealm(app.db, user.realmId), usersStateHooks.profileData(app, user.realmId), sharedUserAccess(ctx)]);
+    const [rows, profiles, access, systemBots] = await Promise.all([usersInRealm(app.db, user.realmId), usersStateHooks.profileData(app, user.realmId), sharedUserAccess(ctx), systemBotRows(app)]);
     const view = {
       viewerId: user.id,
       viewerRole: userRow.role,
@@ -135,7 +136,8 @@ export const usersModule: StateModule = {
     return {
       realm_users: active,
       realm_non_active_users: inactive,
-      cross_realm_bots: [],
+      // Zulip's get_cross_realm_dicts: bot_owner_id null, is_system_bot true, sorted by name.
+      cross_realm_bots: systemBots.map((b) => ({ ...presentUser(b, { ...view, clientGravatar: false }), bot_owner_id: null, is_system_bot: true })),
       avatar_source: userRow.avatar_source,
       avatar_url_medium: avatarUrl(userRow, true),
       avatar_url: avatarUrl(userRow),

@@ -5,6 +5,7 @@ import type { ClientCompatTables } from './client-compat-schema.js';
 import type { MobileTables } from './mobile-schema.js';
 import type { PlaygroundTables } from './playground-schema.js';
 import type { EventsTables } from './events-schema.js';
+import type { JoinTables } from './join-schema.js';
 import type { MessageTables } from './messages-schema.js';
 import type { ScheduledMessageTables } from './scheduled-messages-schema.js';
 
@@ -182,7 +183,8 @@ export interface Database
     MobileTables,
     AttachmentTables,
     PlaygroundTables,
-    ScheduledMessageTables {
+    ScheduledMessageTables,
+    JoinTables {
   web_sessions: WebSessionTable;
   realms: RealmTable;
   users: UserTable;

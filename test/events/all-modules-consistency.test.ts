@@ -327,7 +327,7 @@ describe('the events behind those states, exactly', () => {
     const everyoneButX = (await active()).filter((id) => id !== x.id);
     const guests = new Set((await t.app.ctx.db.selectFrom('users').select('id').where('role', '=', 600).execute()).map((r) => r.id));
     const nonGuestsButX = everyoneButX.filter((id) => !guests.has(id));
-    const admins = (await t.app.ctx.db.selectFrom('users').select('id').where('role', '<=', 200).where('is_active', '=', 1).execute()).map((r) => r.id);
+    const admins = (await t.app.ctx.db.selectFrom('users').select('id').where('realm_id', '=', t.realmId).where('role', '<=', 200).where('is_active', '=', 1).execute()).map((r) => r.id);
     const privPeers = [...new Set([...admins, t.users.hamlet.id])].sort((a, b) => a - b);
     const withX = [...everyoneButX, x.id].sort((a, b) => a - b);
 

@@ -16,13 +16,22 @@ describe('POST /channels/create', () => {
     const nobody = await group(t, 'role:nobody');
     const admins = await group(t, 'role:administrators');
     let id = 0;
-    const deliveries = plain(
-      await t.captureEvents(async () => {
-        id = expectSuccess(
-          await t.post('/channels/create', { name: '  design  ', description: 'All about\n**design**', subscribers: [t.users.hamlet.id, t.users.cordelia.id] }, 'hamlet'),
-        ).id;
-      }),
-    );
+    const raw = await t.captureEvents(async () => {
+      id = expectSuccess(
+        await t.post('/channels/create', { name: '  design  ', description: 'All about\n**design**', subscribers: [t.users.hamlet.id, t.users.cordelia.id] }, 'hamlet'),
+      ).id;
+    });
+    // Notification Bot's "channel events" message in the new channel comes last (Zulip's send_messages_for_new_subscribers).
+    const note = raw.pop()!;
+    const message = note.event.message as Record<string, unknown>;
+    expect([note.userIds, message.sender_email, message.subject, note.event.__raw_content, note.event.__flags]).toEqual([
+      ids(t, 'hamlet', 'cordelia'),
+      'notification-bot@zulip.com',
+      'channel events',
+      `**Public** channel created by @_**King Hamlet|${t.users.hamlet.id}**. **Description:**\n\`\`\`\` quote\nAll about **design**\n\`\`\`\``,
+      { [t.users.hamlet.id]: ['read'] },
+    ]);
+    const deliveries = plain(raw);
     const stream = expectSuccess(await t.get(`/streams/${id}`, {}, 'othello')).stream;
     const expected = {
       is_archived: false,
@@ -40,7 +49,7 @@ describe('POST /channels/create', () => {
       creator_id: t.users.hamlet.id,
       date_created: expect.any(Number),
       description: 'All about **design**',
-      first_message_id: null,
+      first_message_id: message.id,
       folder_id: null,
       is_recently_active: true,
       history_public_to_subscribers: true,
@@ -57,9 +66,10 @@ describe('POST /channels/create', () => {
       topics_policy: 'inherit',
     };
     expect(stream).toEqual(expected);
-    const created = { ...expected, subscriber_count: 0, date_created: stream.date_created };
+    const created = { ...expected, first_message_id: null, subscriber_count: 0, date_created: stream.date_created };
     const sub = (userId: number, color: string) => ({
       ...expected,
+      first_message_id: null,
       date_created: stream.date_created,
       audible_notifications: null,
       color,
@@ -80,6 +90,8 @@ describe('POST /channels/create', () => {
         event: { type: 'subscription', op: 'peer_add', stream_ids: [id], user_ids: ids(t, 'hamlet', 'cordelia') },
         userIds: ids(t, 'owner', 'iago', 'shiva', 'othello', 'bot'),
       },
+      // The channel's first message (Notification Bot's notice) sets first_message_id for everyone who sees it.
+      { event: { type: 'stream', op: 'update', property: 'first_message_id', value: message.id, stream_id: id, name: 'design' }, userIds: MEMBERS_ONLY(t) },
     ]);
   });
 
@@ -96,7 +108,10 @@ describe('POST /channels/create', () => {
       ['stream', 'create', [t.users.othello.id]],
       ['subscription', 'add', [t.users.othello.id]],
       ['subscription', 'peer_add', ids(t, 'owner', 'iago', 'hamlet')],
+      ['stream', 'update', ids(t, 'owner', 'iago', 'hamlet', 'othello')],
+      ['message', undefined, [t.users.othello.id]],
     ]);
+    expect(deliveries[5]!.event.message).toMatchObject({ sender_email: 'notification-bot@zulip.com', subject: 'channel events' });
     const s = expectSuccess(await t.get(`/streams/${id}`, {}, 'othello')).stream;
     expect(s.invite_only).toBe(true);
     expect(s.history_public_to_subscribers).toBe(false);
@@ -250,8 +265,12 @@ describe('POST /channels/create', () => {
     const deliveries = plain(await t.captureEvents(async () => {
       webId = expectSuccess(await t.post('/channels/create', { name: 'web', subscribers: [], is_web_public: true }, 'owner')).id;
     }));
-    // Web-public channels are visible to guests too.
-    expect(deliveries.map((d) => d.userIds)).toEqual([everyone(t)]);
+    // Web-public channels are visible to guests too (the creation, then the first message id of
+    // Notification Bot's notice, which has no recipient in a channel without subscribers).
+    expect(deliveries.map((d) => [d.event.type, d.event.op, d.userIds])).toEqual([
+      ['stream', 'create', everyone(t)],
+      ['stream', 'update', everyone(t)],
+    ]);
     expect(expectSuccess(await t.get(`/streams/${webId}`, {}, 'polonius')).stream.is_web_public).toBe(true);
     await realmSetting(t, 'can_create_private_channel_group', 'role:members');
     await realmSetting(t, 'can_create_public_channel_group', 'role:members');

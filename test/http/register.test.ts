@@ -100,8 +100,34 @@ describe('POST /register: the response', () => {
     const bot = body.realm_users.find((u: { user_id: number }) => u.user_id === t.users.bot.id);
     expect(bot).toMatchObject({ is_bot: true, bot_type: 1, bot_owner_id: t.users.hamlet.id });
     expect(bot).not.toHaveProperty('profile_data');
+    // Zulip's get_cross_realm_dicts: the system bots, sorted by name, with is_system_bot and no owner.
+    const systemBot = (full_name: string, email: string, user_id: number) => ({
+      email,
+      user_id,
+      avatar_version: 1,
+      is_admin: false,
+      is_owner: false,
+      is_guest: false,
+      role: 400,
+      is_bot: true,
+      full_name,
+      timezone: '',
+      is_active: true,
+      date_joined: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d/),
+      is_imported_stub: false,
+      delivery_email: email,
+      avatar_url: expect.stringMatching(/^https:\/\/secure\.gravatar\.com\/avatar\//),
+      bot_type: 1,
+      bot_owner_id: null,
+      is_system_bot: true,
+    });
+    expect(body.cross_realm_bots).toEqual([
+      systemBot('Notification Bot', 'notification-bot@zulip.com', t.users.bot.id + 1),
+      systemBot('Welcome Bot', 'welcome-bot@zulip.com', t.users.bot.id + 2),
+    ]);
+    // They are not members of the organization.
+    expect(body.realm_users.some((u: { is_system_bot?: boolean; email: string }) => u.email.endsWith('-bot@zulip.com'))).toBe(false);
     expect(body).toMatchObject({
-      cross_realm_bots: [],
       user_id: t.users.hamlet.id,
       email: 'hamlet@zulip.com',
       delivery_email: 'hamlet@zulip.com',

@@ -17,7 +17,7 @@ describe('POST /users/me/subscriptions', () => {
     const deliveries = plain(
       await t.captureEvents(async () => {
         const body = expectSuccess(await t.post('/users/me/subscriptions', { subscriptions: [{ name: 'sub-public' }] }, 'hamlet'));
-        expect(body).toEqual({ result: 'success', msg: '', subscribed: { [t.users.hamlet.id]: ['sub-public'] }, already_subscribed: {}, new_subscription_messages_sent: false });
+        expect(body).toEqual({ result: 'success', msg: '', subscribed: { [t.users.hamlet.id]: ['sub-public'] }, already_subscribed: {}, new_subscription_messages_sent: true });
       }),
     );
     expect(deliveries.map((d) => [d.event.type, d.event.op, d.userIds])).toEqual([
@@ -87,7 +87,7 @@ describe('POST /users/me/subscriptions', () => {
       msg: '',
       subscribed: { [t.users.cordelia.id]: ['sub-public'] },
       already_subscribed: {},
-      new_subscription_messages_sent: false,
+      new_subscription_messages_sent: true,
       unauthorized: ['sub-private'],
     });
     // A subscriber may add others.
@@ -108,6 +108,14 @@ describe('POST /users/me/subscriptions', () => {
       ['stream', 'create', [t.users.hamlet.id]],
       ['subscription', 'add', [t.users.hamlet.id]],
       ['subscription', 'peer_add', ids(t, 'owner', 'iago', 'cordelia')],
+      // Notification Bot tells Hamlet (a direct message: Hamlet and the bot).
+      ['message', undefined, [t.users.hamlet.id, t.users.bot.id + 1].sort((a, b) => a - b)],
+    ]);
+    const dm = added[3]!.event.message as Record<string, unknown>;
+    expect([dm.sender_email, dm.content, dm.type]).toEqual([
+      'notification-bot@zulip.com',
+      `<p><span class="user-mention silent" data-user-id="${t.users.cordelia.id}">Cordelia, Lear's daughter</span> subscribed you to <a class="stream" data-stream-id="${id}" href="/#narrow/channel/${id}-sub-joinable">#sub-joinable</a>.</p>`,
+      'private',
     ]);
     expect(expectSuccess(await t.get(`/streams/${id}/members`, {}, 'hamlet')).subscribers).toEqual(ids(t, 'hamlet', 'cordelia'));
   });

@@ -20,7 +20,7 @@ let seq = 0;
 const uniq = (base = 'group') => `${base}-${++seq}`;
 
 async function activeIds(): Promise<number[]> {
-  const rows = await t.app.ctx.db.selectFrom('users').select('id').where('is_active', '=', 1).orderBy('id').execute();
+  const rows = await t.app.ctx.db.selectFrom('users').select('id').where('realm_id', '=', t.realmId).where('is_active', '=', 1).orderBy('id').execute();
   return rows.map((r) => r.id);
 }
 

@@ -2,13 +2,17 @@ import { expect } from 'vitest';
 import type { EventDelivery } from '../../src/events/types.js';
 import { systemGroupId } from '../../src/domain/rules/group-settings.js';
 import { expectSuccess, type FixtureName, type TestServer } from './server.js';
+import { deleteChannelNotices } from './messages.js';
 
 /** Helpers for the channel tests. */
 
 export const ROLES: FixtureName[] = ['owner', 'iago', 'shiva', 'hamlet', 'polonius', 'bot'];
 
-export async function mkChannel(t: TestServer, name: string, params: Record<string, unknown> = {}, as: FixtureName = 'iago'): Promise<number> {
-  return expectSuccess(await t.post('/channels/create', { name, subscribers: [], ...params }, as)).id;
+/** Creates a channel; like createChannel (support/messages.ts), without Notification Bot's notice unless keepNotice. */
+export async function mkChannel(t: TestServer, name: string, params: Record<string, unknown> = {}, as: FixtureName = 'iago', keepNotice = false): Promise<number> {
+  const id = expectSuccess(await t.post('/channels/create', { name, subscribers: [], ...params }, as)).id;
+  if (!keepNotice) await deleteChannelNotices(t, id);
+  return id;
 }
 
 export const ids = (t: TestServer, ...names: FixtureName[]): number[] => names.map((n) => t.users[n].id).sort((a, b) => a - b);

@@ -1,3 +1,4 @@
+import { deleteMessages, firstMessageIdOf } from '../../src/store/messages.js';
 import { expectSuccess, type FixtureName, type TestServer, type TestUser } from './server.js';
 
 /**
@@ -8,16 +9,46 @@ type Who = TestUser | FixtureName;
 
 const idOf = (t: TestServer, who: Who): number => (typeof who === 'string' ? t.users[who].id : who.id);
 
-/** Creates a channel (as `as`, default the owner) with these subscribers; returns its id. */
+/**
+ * Creates a channel (as `as`, default the owner) with these subscribers; returns its id.
+ * Notification Bot's "channel events" message, which every new channel gets (as in
+ * Zulip), is deleted again through the API unless `keepNotice`, so that message
+ * fixtures hold only the messages a test sends (test/http/notifications.test.ts
+ * covers the notice itself).
+ */
 export async function createChannel(
   t: TestServer,
   name: string,
   subscribers: readonly Who[],
   opts: Record<string, unknown> = {},
   as: Who = 'owner',
+  keepNotice = false,
 ): Promise<number> {
   const body = expectSuccess(await t.post('/channels/create', { name, subscribers: subscribers.map((w) => idOf(t, w)), ...opts }, as));
+  if (!keepNotice) await deleteChannelNotices(t, body.id);
   return body.id;
+}
+
+/**
+ * Removes Notification Bot's messages from a channel (store level: a private channel's
+ * notice is visible to nobody who could delete it through the API), and resets the
+ * channel's first_message_id as deleting through the API would.
+ */
+export async function deleteChannelNotices(t: TestServer, channelId: number): Promise<void> {
+  const db = t.app.ctx.db;
+  const rows = await db
+    .selectFrom('messages')
+    .innerJoin('users', 'users.id', 'messages.sender_id')
+    .select('messages.id')
+    .where('messages.stream_id', '=', channelId)
+    .where('users.email_lower', '=', 'notification-bot@zulip.com')
+    .execute();
+  if (rows.length === 0) return;
+  await db.transaction().execute(async (tx) => {
+    await deleteMessages(tx, rows.map((r) => r.id));
+    const ch = await tx.selectFrom('channels').select('recipient_id').where('id', '=', channelId).executeTakeFirstOrThrow();
+    await tx.updateTable('channels').set({ first_message_id: (await firstMessageIdOf(tx, ch.recipient_id!)) ?? null }).where('id', '=', channelId).execute();
+  });
 }
 
 export async function sendChannelMessage(t: TestServer, who: Who, channel: string | number, topic: string, content: string, extra: Record<string, unknown> = {}): Promise<number> {

@@ -9,6 +9,7 @@ import { bootstrapRealm, buildApp, type App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { transact } from '../../src/domain/context.js';
 import { doCreateUser } from '../../src/domain/actions/users.js';
+import { ensureSystemBots } from '../../src/domain/actions/system-bots.js';
 import { hashPassword } from '../../src/domain/rules/credentials.js';
 import { BOT_GENERIC, ROLE_ADMIN, ROLE_GUEST, ROLE_MEMBER, ROLE_MODERATOR } from '../../src/domain/rules/users.js';
 import type { EventDelivery } from '../../src/events/types.js';
@@ -112,7 +113,10 @@ async function createPgDatabase(): Promise<{ url: string; drop: () => Promise<vo
  * A full server on a fresh database (SQLite file or a new PostgreSQL
  * database, per PARLEY_TEST_STORE) with the named fixture users.
  */
-export async function startTestServer(overrides: Partial<Config> = {}, opts: { logger?: pino.Logger } = {}): Promise<TestServer> {
+export async function startTestServer(
+  overrides: Partial<Config> = {},
+  opts: { logger?: pino.Logger; /** The first-start channels and messages (default: an empty realm). */ initialContent?: boolean } = {},
+): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
   let dropDb: (() => Promise<void>) | undefined;
   let databaseUrl: string | undefined;
@@ -142,7 +146,9 @@ export async function startTestServer(overrides: Partial<Config> = {}, opts: { l
   );
   const store = openStore({ databaseUrl: config.databaseUrl, dataDir, poolSize: 4 });
   const app = await buildApp(config, { logger: opts.logger ?? pino({ level: 'silent' }), store });
-  const boot = await bootstrapRealm(app.ctx, { announce: false });
+  // Tests start from an empty organization (no channels, no messages) so their exact
+  // assertions stay about what they do; initialContent: true gives the real first start.
+  const boot = await bootstrapRealm(app.ctx, { announce: false, initialContent: opts.initialContent ?? false });
   const hash = await hashPassword(FIXTURE_PASSWORD, 'fast');
   const users = {} as Record<FixtureName, TestUser>;
   users.owner = { id: 1, email: boot.ownerEmail!, apiKey: boot.ownerApiKey!, password: FIXTURE_PASSWORD, role: 100, name: 'Organization Owner' };
@@ -154,6 +160,8 @@ export async function startTestServer(overrides: Partial<Config> = {}, opts: { l
     doCreateUser(app.ctx, tx, boot.realmId, { email: 'test-bot@zulip.testserver', fullName: 'Test Bot', passwordHash: null, botType: BOT_GENERIC, botOwnerId: users.hamlet.id }),
   );
   users.bot = { id: botRow.id, email: botRow.delivery_email, apiKey: botRow.api_key, password: '', role: ROLE_MEMBER, name: 'Test Bot' };
+  // The system bots come after the fixtures, so fixture ids are the same as before they existed.
+  await ensureSystemBots(app.ctx);
 
   const who = (as: TestUser | FixtureName | null | undefined): TestUser | null =>
     as === null ? null : typeof as === 'string' ? users[as] : as ?? users.hamlet;

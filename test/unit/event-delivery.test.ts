@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { accepts, shapeFor, stripHints, type QueueDescriptor } from '../../src/events/delivery.js';
 import { checkNarrowForEvents, messageMatchesNarrow } from '../../src/events/narrow.js';
-import { formatMessage } from '../../src/mail/smtp.js';
 import { NO_CAPABILITIES } from '../../src/state/register.js';
 
 const channelMsg = { type: 'stream', display_recipient: 'Denmark', subject: 'Lunch plans today', sender_email: 'Iago@zulip.com' };
@@ -98,14 +97,5 @@ describe('per-queue acceptance and shaping', () => {
     expect((shape(pub, queue({ clientGravatar: true }))[0] as any).person.avatar_url).toBeNull();
     expect((shape(pub, queue())[0] as any).person.avatar_url).toBe(url);
     expect((shape(hidden, queue({ clientGravatar: true }))[0] as any).person.avatar_url).toBe(url);
-  });
-});
-
-describe('outgoing mail format', () => {
-  it('CRLF line ends, dot-stuffing, encoded non-ASCII subjects', () => {
-    const text = formatMessage({ from: 'a@b.c', to: ['d@e.f'], subject: 'Grüße', text: 'line one\n.hidden dot\nend' }, new Date(0));
-    expect(text).toContain('Subject: =?UTF-8?B?R3LDvMOfZQ==?=\r\n');
-    expect(text).toContain('\r\n\r\nline one\r\n..hidden dot\r\nend\r\n');
-    expect(text).toContain('Date: Thu, 01 Jan 1970 00:00:00 GMT\r\n');
   });
 });

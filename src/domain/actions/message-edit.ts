@@ -1,3 +1,4 @@
+import { sendMoveNotices, type MoveOutcome } from './message-move-notices.js';
 import { createHash } from 'node:crypto';
 import type { AppCtx, Caller, Tx, TxDb } from '../context.js';
 import { transact } from '../context.js';
@@ -43,9 +44,9 @@ import type { UserRow } from '../../store/users.js';
  * channels, with propagate_mode, permissions and time limits, the edit
  * history entries and one update_message event, all in one transaction.
  *
- * Not done (no Notification Bot in Parley): the "moved" breadcrumb messages
- * and the resolved-topic notices; per-user topic visibility is not moved
- * with a topic.
+ * After the commit, Notification Bot's resolved-topic notice and "moved"
+ * breadcrumbs (actions/message-move-notices.ts). Not done: per-user topic
+ * visibility is not moved with a topic.
  */
 export type PropagateMode = 'change_one' | 'change_later' | 'change_all';
 
@@ -55,6 +56,9 @@ export interface EditInput {
   readonly streamId?: number;
   readonly propagateMode: PropagateMode;
   readonly prevContentSha256?: string;
+  /** Zulip's send_notification_to_old_thread (default false) / _new_thread (default true). */
+  readonly notifyOldThread?: boolean;
+  readonly notifyNewThread?: boolean;
 }
 
 /** Zulip allows 20 s beyond the configured limits (network latency, client countdowns). */
@@ -257,7 +261,31 @@ export async function checkUpdateMessage(
         out?.detachedUploads.push(...detached);
       }
     }
-    return changed;
+    if (origChannel && (plan.topic !== undefined || (target && target.id !== origChannel.id))) {
+      const toChannel = target ?? origChannel;
+      const newTopic = plan.topic ?? m.topic;
+      const remaining = await topicMessages(db, origChannel.recipient_id!, topicKey(m.topic));
+      const inTarget = await topicMessages(db, toChannel.recipient_id!, topicKey(newTopic));
+      const moved = new Set(changed.ids);
+      const outcome: MoveOutcome = {
+        actor: user,
+        origChannel,
+        toChannel,
+        origTopic: m.topic,
+        newTopic,
+        topicEdited: plan.topic !== undefined,
+        contentEdited: plan.content !== undefined,
+        resolved: plan.resolved,
+        unresolved: plan.unresolved,
+        changedIds: changed.ids,
+        movedAllVisible: remaining.length === 0,
+        preexistingInTarget: inTarget.some((r) => !moved.has(r.id)),
+        notifyOldThread: input.notifyOldThread ?? false,
+        notifyNewThread: input.notifyNewThread ?? true,
+      };
+      tx.afterPublish(() => sendMoveNotices(app, outcome));
+    }
+    return changed.ids.length;
   });
 }
 
@@ -274,7 +302,7 @@ async function doUpdateMessage(
   settings: RealmSettings,
   now: number,
   v: MessageViewer,
-): Promise<number> {
+): Promise<{ ids: number[] }> {
   const db = tx.db;
   const event: Record<string, unknown> = { type: 'update_message', user_id: caller.id, edit_timestamp: now, message_id: m.id, rendering_only: false };
   const entry: EditHistoryEntry = { user_id: caller.id, timestamp: now };
@@ -313,7 +341,7 @@ async function doUpdateMessage(
     await updateMessage(db, m.id, patch);
     event.message_ids = [m.id];
     emitUpdate(tx, m.realm_id, event, ums, [], settings);
-    return 1;
+    return { ids: [m.id] };
   }
 
   const toChannel = target ?? origChannel;
@@ -410,7 +438,7 @@ async function doUpdateMessage(
     extra = [...ids].filter((id) => !withRows.has(id) && !losing.has(id)).sort((a, b) => a - b);
   }
   emitUpdate(tx, m.realm_id, event, allRows, extra, settings);
-  return changedIds.length;
+  return { ids: changedIds };
 }
 
 /**

@@ -66,6 +66,13 @@ export interface SendInput {
    * marks its row delivered there, so the message and the mark commit together).
    */
   readonly inTransaction?: (tx: Tx, messageId: number) => Promise<void>;
+  /**
+   * A system bot's message (actions/internal-send.ts): addressed in this
+   * organization, without the sender's permission checks (send, create
+   * topic, direct-message policies, group and wildcard mention rights);
+   * everything else (addressing, topic rules, rendering) as for anyone.
+   */
+  readonly internal?: { readonly realmId: number; readonly readBy?: readonly number[]; readonly actingUser?: UserRow };
 }
 
 export interface SendResult {
@@ -158,7 +165,7 @@ async function addressChannel(app: AppCtx, sender: UserRow, realm: RealmRow, set
   // independent reads: issue them together (on PostgreSQL they overlap, one
   // round trip instead of three; on SQLite they run one after another as
   // before), then judge them in Zulip's order, so errors are unchanged.
-  const sendCheck = checkChannelSend(app, sender, ch);
+  const sendCheck = input.internal ? Promise.resolve() : checkChannelSend(app, sender, ch);
   let topic = '';
   let topicError: unknown;
   try {
@@ -186,7 +193,7 @@ async function addressChannel(app: AppCtx, sender: UserRow, realm: RealmRow, set
   if (topicError !== undefined) throw topicError;
 
   const newTopic = (await first) === undefined;
-  if (newTopic) await checkCanCreateTopic(app.db, sender, ch);
+  if (newTopic && !input.internal) await checkCanCreateTopic(app.db, sender, ch);
   const policy = effectiveTopicsPolicy(ch.topics_policy, settings.topics_policy);
   const display = settings.realm_empty_topic_display_name;
   if (policy === 'disable_empty_topic' && topic === '') throw badRequest(`Sending messages to the ${display} topic is not allowed in this channel.`);
@@ -250,7 +257,7 @@ async function addressDirect(app: AppCtx, sender: UserRow, realm: RealmRow, sett
   await checkSenderCanAccessRecipients(app, realm, sender, users);
   const ids = [...new Set([...users.map((u) => u.id), sender.id])].sort((a, b) => a - b);
   const dmKey = ids.join(',');
-  await checkDirectMessagePermissions(app, settings, sender, users, dmKey);
+  if (!input.internal) await checkDirectMessagePermissions(app, settings, sender, users, dmKey);
   let recipient: number;
   if (ids.length <= 2) {
     const other = ids.find((id) => id !== sender.id) ?? sender.id;
@@ -262,12 +269,12 @@ async function addressDirect(app: AppCtx, sender: UserRow, realm: RealmRow, sett
 }
 
 /** Group mentions: the sender may mention each group (can_mention_group); returns the groups' members. */
-async function groupMentionMembers(app: AppCtx, sender: UserRow, groupIds: ReadonlySet<number>): Promise<Set<number>> {
+async function groupMentionMembers(app: AppCtx, sender: UserRow, groupIds: ReadonlySet<number>, internal: boolean): Promise<Set<number>> {
   const out = new Set<number>();
   if (groupIds.size === 0) return out;
   const groups = await app.db.selectFrom('user_groups').select(['id', 'name', 'can_mention_group']).where('id', 'in', [...groupIds]).execute();
   for (const g of groups) {
-    const allowed = g.can_mention_group !== null && (await isUserInGroup(app.db, sender.id, g.can_mention_group));
+    const allowed = internal || (g.can_mention_group !== null && (await isUserInGroup(app.db, sender.id, g.can_mention_group)));
     if (!allowed) throw badRequest(`You are not allowed to mention user group '${g.name}'.`);
     for (const id of await recursiveMemberIds(app.db, g.id)) out.add(id);
   }
@@ -353,7 +360,7 @@ export async function checkMessage(app: AppCtx, sender: UserRow, input: Pick<Sen
   const full = { ...input, client: '', readBySender: false };
   const addressed = input.type === 'stream' ? await addressChannel(app, sender, realm, settings, full) : await addressDirect(app, sender, realm, settings, full);
   const rendered = await renderMessageContent(app, app.db, realm.id, settings, sender, content);
-  await groupMentionMembers(app, sender, rendered.mentionedGroupIds);
+  await groupMentionMembers(app, sender, rendered.mentionedGroupIds, false);
   await checkWildcards(app, sender, addressed, rendered);
   return { content, realm, settings, addressed, rendered };
 }
@@ -362,21 +369,23 @@ async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, anno
   const normalized = normalizeMessageContent(input.content);
   if (!normalized.ok) throw badRequest(normalized.error);
   const content = normalized.content;
-  const realm = await realmOf(app, sender.realm_id);
+  const realm = await realmOf(app, input.internal?.realmId ?? sender.realm_id);
   const settings = realmSettings(realm.settings);
   const a = input.type === 'stream' ? await addressChannel(app, sender, realm, settings, input) : await addressDirect(app, sender, realm, settings, input);
 
-  const rendered = await renderMessageContent(app, app.db, realm.id, settings, sender, content);
+  // A system bot's message renders as its acting user would see it (Zulip's acting_user: channel links).
+  const rendered = await renderMessageContent(app, app.db, realm.id, settings, input.internal?.actingUser ?? sender, content);
   // Read before the transaction (a cache miss must not wait for the connection the transaction holds).
   const linkifiers = await linkifiersForRealm(app.db, realm.id);
-  const groupMembers = await groupMentionMembers(app, sender, rendered.mentionedGroupIds);
-  const topicParticipants = await checkWildcards(app, sender, a, rendered);
+  const groupMembers = await groupMentionMembers(app, sender, rendered.mentionedGroupIds, input.internal !== undefined);
+  const topicParticipants = input.internal ? new Set<number>() : await checkWildcards(app, sender, a, rendered);
+  const readBy = new Set(input.internal?.readBy ?? []);
   const autoPolicy = await automaticPolicy(app, sender, a);
 
   const base = (a.channel ? 0 : FLAG_PRIVATE) | (rendered.streamWildcardMentioned ? FLAG_STREAM_WILDCARD : 0);
   const flagsFor = (userId: number): number => {
     let f = base;
-    if (userId === sender.id && input.readBySender) f |= FLAG_READ;
+    if ((userId === sender.id && input.readBySender) || readBy.has(userId)) f |= FLAG_READ;
     if (a.muters.has(userId)) f |= FLAG_READ;
     if (rendered.mentionedUserIds.has(userId) || groupMembers.has(userId)) f |= FLAG_MENTIONED;
     if (rendered.topicWildcardMentioned && topicParticipants.has(userId)) f |= FLAG_TOPIC_WILDCARD;
@@ -437,7 +446,11 @@ async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, anno
 async function afterChannelSend(tx: Tx, ch: ChannelRow, messageId: number): Promise<void> {
   // Conditional updates: another send in the same transaction may have set them already.
   if (ch.first_message_id === null) {
-    await tx.db.updateTable('channels').set({ first_message_id: messageId }).where('id', '=', ch.id).where('first_message_id', 'is', null).execute();
+    const r = await tx.db.updateTable('channels').set({ first_message_id: messageId }).where('id', '=', ch.id).where('first_message_id', 'is', null).executeTakeFirst();
+    // Zulip's do_send_messages: a channel's first message is announced to everyone who sees the channel.
+    if (Number(r.numUpdatedRows) > 0) {
+      tx.emit(ch.realm_id, { type: 'stream', op: 'update', property: 'first_message_id', value: messageId, stream_id: ch.id, name: ch.name }, await metadataUserIdsOf(tx.db, ch));
+    }
   }
   if (!ch.is_recently_active) {
     const r = await tx.db.updateTable('channels').set({ is_recently_active: 1 }).where('id', '=', ch.id).where('is_recently_active', '=', 0).executeTakeFirst();

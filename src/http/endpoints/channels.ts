@@ -1,3 +1,4 @@
+import { sendNewSubscriptionMessages } from '../../domain/actions/notifications.js';
 import { z } from 'zod';
 import { endpoint, type AuthedCtx } from '../endpoint.js';
 import { p } from '../params.js';
@@ -202,6 +203,8 @@ export const createChannel = endpoint({
       if (subscribers.length) await doSubscribe(tx, realmId, [created], subscribers, new Map(), ctx.app);
       return created;
     });
+    // Zulip's create_channel ends with send_messages_for_new_subscribers: the announcement and "channel events".
+    await sendNewSubscriptionMessages(ctx.app, ctx.userRow, { subscribed: [], created: [ch], announce: params.announce, notifySubscribers: false });
     return { id: ch.id };
   },
 });

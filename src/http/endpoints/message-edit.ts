@@ -36,6 +36,8 @@ export const updateMessage = endpoint({
       streamId: params.stream_id as number | undefined,
       propagateMode: params.propagate_mode,
       prevContentSha256: params.prev_content_sha256,
+      notifyOldThread: params.send_notification_to_old_thread,
+      notifyNewThread: params.send_notification_to_new_thread,
     }, out);
     return { detached_uploads: out.detachedUploads };
   },

@@ -1,3 +1,4 @@
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from '../../domain/actions/signup.js';
 import { createHash } from 'node:crypto';
 import { realmUrl } from '../../config.js';
 import { realmSettings } from '../../domain/rules/realm-settings.js';
@@ -48,6 +49,10 @@ export const getServerSettings = endpoint({
       realm_icon: `https://secure.gravatar.com/avatar/${createHash('md5').update(realm?.string_id ?? '').digest('hex')}?d=identicon&version=1`,
       realm_description: realm?.description ?? '',
       realm_web_public_access_enabled: Boolean(settings.enable_spectator_access),
+      // The sign-up and password-reset forms' rules (Zulip's settings.PASSWORD_MIN_LENGTH etc.).
+      password_min_length: PASSWORD_MIN_LENGTH,
+      password_min_guesses: PASSWORD_MIN_GUESSES,
+      password_max_length: PASSWORD_MAX_LENGTH,
     };
   },
 });

@@ -1,3 +1,5 @@
+import { MAX_BULK_NEW_SUBSCRIPTION_MESSAGES } from '../../domain/rules/limits.js';
+import { sendNewSubscriptionMessages } from '../../domain/actions/notifications.js';
 import { z } from 'zod';
 import { endpoint, type AuthedCtx } from '../endpoint.js';
 import { p } from '../params.js';
@@ -82,6 +84,7 @@ type SubscribeInput = {
   subscriptions: z.output<typeof addSubscriptionItem>[];
   principals?: number[] | string[];
   authorization_errors_fatal: boolean;
+  announce: boolean;
   invite_only: boolean;
   is_web_public: boolean;
   is_default_stream: boolean;
@@ -175,15 +178,24 @@ async function subscribe(ctx: AuthedCtx, q: SubscribeInput): Promise<Record<stri
       const c = colors.get(ch.name.toLowerCase());
       if (c) colorById.set(ch.id, c);
     }
-    return doSubscribe(tx, realmId, channels, targets, colorById, ctx.app);
+    const r = await doSubscribe(tx, realmId, channels, targets, colorById, ctx.app);
+    return { ...r, created };
   });
   const subscribed: Record<string, string[]> = {};
   const already: Record<string, string[]> = {};
   for (const s of result.subscribed) (subscribed[String(s.userId)] ??= []).push(s.channel.name);
   for (const s of result.already) (already[String(s.userId)] ??= []).push(s.channel.name);
   const out: Record<string, unknown> = { subscribed, already_subscribed: already };
-  // Parley does not send the "subscribed you" notification messages yet, so it reports none sent.
-  if (q.send_new_subscription_messages) out.new_subscription_messages_sent = false;
+  // Zulip sends the "subscribed you" direct messages only up to max_bulk_new_subscription_messages users.
+  const notify = q.send_new_subscription_messages && Object.keys(subscribed).length <= MAX_BULK_NEW_SUBSCRIPTION_MESSAGES;
+  if (q.send_new_subscription_messages) out.new_subscription_messages_sent = notify;
+  const byId = new Map(targets.map((u) => [u.id, u]));
+  await sendNewSubscriptionMessages(ctx.app, ctx.userRow, {
+    subscribed: result.subscribed.map((s) => ({ user: byId.get(s.userId)!, channel: s.channel })),
+    created: result.created,
+    announce: q.announce,
+    notifySubscribers: notify,
+  });
   if (!q.authorization_errors_fatal) out.unauthorized = unauthorized.map((c) => c.name);
   return out;
 }
@@ -249,6 +261,7 @@ export const updateSubscriptions = endpoint({
       Object.assign(out, await subscribe(ctx, {
         subscriptions: add,
         authorization_errors_fatal: true,
+        announce: false,
         invite_only: false,
         is_web_public: false,
         is_default_stream: false,
