@@ -8,6 +8,7 @@ import { userById } from '../../store/users.js';
 import { isStorableId } from '../../store/channels.js';
 import type { UserRow } from '../../store/users.js';
 import { channelByIdOrName, MessageViewer, usersByEmails } from './messages.js';
+import { systemBotRows } from '../actions/system-bots.js';
 
 /**
  * Turns a parsed narrow into the conditions of the message search, resolving
@@ -29,8 +30,18 @@ export interface ResolvedNarrow {
 const pyList = (ids: readonly number[]): string => `[${ids.join(', ')}]`;
 
 async function userByOperand(app: AppCtx, caller: Caller, operand: string | number): Promise<UserRow | undefined> {
-  if (typeof operand === 'number') return isStorableId(operand) ? userById(app.db, caller.realmId, operand) : undefined;
-  return (await usersByEmails(app, caller, [operand])).get(operand);
+  const own = typeof operand === 'number' ? (isStorableId(operand) ? await userById(app.db, caller.realmId, operand) : undefined) : (await usersByEmails(app, caller, [operand])).get(operand);
+  return own ?? systemBotByOperand(app, operand);
+}
+
+/**
+ * Notification Bot and Welcome Bot live in the internal organization, yet
+ * their messages reach everyone: as in Zulip, `sender:` and `dm:` accept them
+ * (by email or id). Their rows are cached, so this costs no statement.
+ */
+async function systemBotByOperand(app: AppCtx, operand: string | number): Promise<UserRow | undefined> {
+  const bots = await systemBotRows(app);
+  return typeof operand === 'number' ? bots.find((b) => b.id === operand) : bots.find((b) => b.email_lower === operand.trim().toLowerCase());
 }
 
 export async function resolveNarrow(app: AppCtx, caller: Caller, terms: readonly NarrowTerm[], emptyTopicName: string): Promise<ResolvedNarrow> {
@@ -92,12 +103,17 @@ export async function resolveNarrow(app: AppCtx, caller: Caller, terms: readonly
         if (typeof operand === 'string') {
           const emails = operand.split(',');
           const found = await usersByEmails(app, caller, emails);
+          for (const e of emails) {
+            const bot = found.has(e) ? undefined : await systemBotByOperand(app, e);
+            if (bot) found.set(e, bot);
+          }
           if (emails.some((e) => !found.has(e))) throw badNarrow(`unknown user in ${shown}`);
           ids = emails.map((e) => found.get(e)!.id);
         } else {
           const list = operand as number[];
           const rows = list.length && list.every(isStorableId) ? await db.selectFrom('users').select('id').where('realm_id', '=', caller.realmId).where('id', 'in', list).execute() : [];
           const found = new Set(rows.map((r) => r.id));
+          for (const id of list) if (!found.has(id) && (await systemBotByOperand(app, id))) found.add(id);
           if (list.length === 0 || list.some((id) => !found.has(id))) throw badNarrow(`unknown user in ${shown}`);
           ids = list;
         }
