@@ -142,6 +142,10 @@ describe('uploading files from the compose box', () => {
     await expect
       .poll(() => img.evaluate((el: HTMLImageElement) => (el.complete && el.getAttribute('src')!.startsWith('/user_uploads/thumbnail/') ? el.naturalWidth : 0)), { timeout: 10_000 })
       .toBeGreaterThan(0);
+    // Shown as a thumbnail, not at full size.
+    const box = (await img.boundingBox())!;
+    expect(box.height).toBeGreaterThan(0);
+    expect(box.height).toBeLessThanOrEqual(150);
 
     // The bytes, exactly, with the reader's session cookie.
     for (const [url, bytes] of [[urls.notes, notes], [urls.png, png]] as const) {
