@@ -180,6 +180,8 @@ export function Compose() {
     if (!files.length) return;
     setPreview(null);
     void uploadFiles(files, { area: () => area.current, afterChange: () => { persist(); changed(); } });
+    // Back to the text (after the file chooser), the caret just after the placeholders.
+    requestAnimationFrame(() => area.current?.focus());
   }
 
   const [dropping, drop] = useFileDrop((files) => {
