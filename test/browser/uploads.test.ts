@@ -189,6 +189,16 @@ describe('uploading files from the compose box', () => {
     expect(Buffer.compare(await res.body(), png)).toBe(0);
   });
 
+  it('a paste in the middle of the text puts the link on a line of its own there, the caret after it', async () => {
+    await content(hamlet).fill('before after');
+    await content(hamlet).evaluate((el: HTMLTextAreaElement) => el.setSelectionRange(7, 7));
+    await dispatchFiles(hamlet, 'compose-content', 'paste', [{ name: 'mid.png', type: 'image/png', b64: png.toString('base64') }]);
+    const re = new RegExp(`^before \\n${linkRe('mid.png')}\\nafter$`);
+    await expect.poll(() => content(hamlet).inputValue(), { timeout: 5000 }).toMatch(re);
+    const value = await content(hamlet).inputValue();
+    expect(await content(hamlet).evaluate((el: HTMLTextAreaElement) => el.selectionStart)).toBe(value.indexOf('\nafter'));
+  });
+
   it('dropping files on the compose box uploads them', async () => {
     await content(hamlet).fill('');
     await dispatchFiles(hamlet, 'compose', 'drop', [{ name: 'dropped.txt', type: 'text/plain', b64: Buffer.from('dropped\n').toString('base64') }]);
