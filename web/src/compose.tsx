@@ -1,6 +1,7 @@
 // The compose box: channel + topic or DM recipients, Markdown with preview
 // (POST /messages/render), typeahead for @-mentions, #channel>topic and :emoji:,
-// Enter or Ctrl+Enter to send, typing notifications, drafts saved as one types.
+// Enter or Ctrl+Enter to send, typing notifications, drafts saved as one types,
+// file uploads by the paperclip, drag and drop, or paste (upload.tsx).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { call } from './api';
 import { deleteDraft, draftKey, saveDraft } from './drafts';
@@ -9,6 +10,7 @@ import { changed, showError, st } from './store';
 import { ensureTopics } from './sidebar';
 import type { State } from './store';
 import { closeCompose, ui } from './ui';
+import { AttachButton, filesOf, uploadFiles, uploading, UPLOADING_MSG, useFileDrop } from './upload';
 
 const ENTER_KEY = 'parley.enterSends';
 export function enterSends(): boolean {
@@ -173,8 +175,26 @@ export function Compose() {
     saveDraft({ type: c.mode === 'stream' ? 'stream' : 'private', channel: c.channel, topic: c.topic, to: c.to, content: c.content });
   }
 
+  // Uploads write into the text; the preview, if shown, gives way to the editor.
+  function attach(files: File[]) {
+    if (!files.length) return;
+    setPreview(null);
+    void uploadFiles(files, { area: () => area.current, afterChange: () => { persist(); changed(); } });
+    // Back to the text (after the file chooser), the caret just after the placeholders.
+    requestAnimationFrame(() => area.current?.focus());
+  }
+
+  const [dropping, drop] = useFileDrop((files) => {
+    if (!c.open) Object.assign(c, { open: true, focus: 'content' });
+    attach(files);
+  });
+
   async function send() {
     if (sending) return;
+    if (uploading()) {
+      showError({ msg: UPLOADING_MSG });
+      return;
+    }
     if (!c.content.trim()) {
       showError({ msg: 'Write a message first.' });
       return;
@@ -283,7 +303,7 @@ export function Compose() {
 
   if (!c.open) {
     return (
-      <div class="compose-closed">
+      <div class="compose-closed" {...drop}>
         <button type="button" data-testid="compose-open-stream" onClick={() => { Object.assign(c, { open: true, mode: 'stream', focus: c.channel ? 'topic' : 'channel' }); changed(); }}>
           New channel message <kbd>c</kbd>
         </button>
@@ -301,7 +321,7 @@ export function Compose() {
   };
 
   return (
-    <section class="compose" aria-label="Compose message" data-testid="compose">
+    <section class={dropping ? 'compose dropping' : 'compose'} aria-label="Compose message" data-testid="compose" {...drop}>
       <div class="compose-head">
         <div class="seg" role="group" aria-label="Message type">
           <button type="button" aria-pressed={c.mode === 'stream'} data-testid="compose-mode-stream" onClick={() => { c.mode = 'stream'; changed(); }}>Channel</button>
@@ -349,6 +369,13 @@ export function Compose() {
               rerender((n) => n + 1);
             }}
             onKeyDown={onKeyDown}
+            onPaste={(e) => {
+              // Pasted files (a screenshot, files copied in a file manager) are uploaded, not pasted as text.
+              const files = filesOf(e.clipboardData);
+              if (!files.length) return;
+              e.preventDefault();
+              attach(files);
+            }}
             onBlur={() => setTimeout(() => setTa(null), 150)}
           />
         )}
@@ -367,6 +394,7 @@ export function Compose() {
         >
           {preview !== null ? 'Edit' : 'Preview'}
         </button>
+        <AttachButton onFiles={attach} />
         <label class="check">
           <input
             type="checkbox"

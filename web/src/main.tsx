@@ -18,7 +18,9 @@
  *   Compose:   compose, compose-open-stream, compose-open-dm, compose-mode-stream, compose-mode-dm,
  *              compose-channel, compose-topic, compose-to (emails or names, comma-separated),
  *              compose-content, compose-send, compose-preview, compose-preview-content,
- *              compose-enter-sends, compose-close, typeahead (role=listbox)
+ *              compose-enter-sends, compose-close, typeahead (role=listbox),
+ *              compose-attach (the paperclip; opens the chooser of compose-file-input, a hidden <input type=file multiple>;
+ *              files dropped on compose or pasted into compose-content upload too)
  *   Typing:    typing-indicator (role=status; hidden when nobody types)
  *   Views:     inbox, recent, drafts, draft
  *   Users:     user-filter, user-<email> (data-presence=active|idle|offline), status-text
