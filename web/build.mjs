@@ -76,6 +76,11 @@ if (fs.existsSync(template)) {
 }
 fs.writeFileSync(path.join(tmp, 'index.html'), html);
 
+// Fixed-name files that other code refers to by path (the inaccessible-user avatar, the
+// thumbnail-pending image of rendered messages): copied as they are from web/public.
+const publicDir = path.join(root, 'web', 'public');
+if (fs.existsSync(publicDir)) fs.cpSync(publicDir, staticDir, { recursive: true });
+
 // Precompressed copies: the server never compresses on the fly.
 const COMPRESSIBLE = /\.(js|css|html|svg|json|map|txt|ttf)$/;
 const sizes = {};

@@ -49,3 +49,19 @@ describe('signing in and out', () => {
     await context.close();
   });
 });
+
+describe('fixed-name static images', () => {
+  it('serves the inaccessible-user avatar and the thumbnail-pending image that the API refers to', async () => {
+    const { INACCESSIBLE_USER_AVATAR } = await import('../../src/domain/access/user-access.js');
+    const { PLACEHOLDER_SRC } = await import('../../src/domain/rules/markdown/previews.js');
+    const avatar = await fetch(s.url + INACCESSIBLE_USER_AVATAR);
+    expect(avatar.status).toBe(200);
+    expect(avatar.headers.get('content-type')).toBe('image/png');
+    const png = Buffer.from(await avatar.arrayBuffer());
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+    const loader = await fetch(s.url + PLACEHOLDER_SRC);
+    expect(loader.status).toBe(200);
+    expect(loader.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+    expect(await loader.text()).toContain('<svg');
+  });
+});
