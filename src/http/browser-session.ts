@@ -1,18 +1,14 @@
 import type { FastifyReply } from 'fastify';
 import type { AppCtx } from '../domain/context.js';
 import type { UserRow } from '../store/users.js';
+import { openWebSession } from './sessions.js';
 
 /**
- * THE place where a person who just signed up (or reset their password) is
- * signed in to the web app. Parley has no browser sessions yet: the web
- * app's server-side sessions (the `sessionid` cookie) are being built
- * separately. Until they are connected here, this starts nothing and
- * returns false, and the caller shows a page naming the new account
- * instead of redirecting to the web app at `/`.
- *
- * To connect: create the session for `user`, set its cookie on `reply`,
- * and return true; callers then redirect to `/`.
+ * THE place where a person who just signed up is signed in to the web app:
+ * a web session with its cookies (sessions.ts), so the sign-up page can send
+ * them straight to the app at `/`. Returns whether a session was started.
  */
-export async function startBrowserSession(_app: AppCtx, _reply: FastifyReply, _user: UserRow): Promise<boolean> {
-  return false;
+export async function startBrowserSession(app: AppCtx, reply: FastifyReply, user: UserRow): Promise<boolean> {
+  await openWebSession(app, reply, user);
+  return true;
 }

@@ -1,5 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { parseCookies } from './sessions.js';
 
 /**
  * Small server-rendered pages for people who are not signed in yet (sign-up,
@@ -31,13 +32,7 @@ export function page(reply: FastifyReply, status: number, title: string, body: s
 }
 
 function cookieValue(req: FastifyRequest, name: string): string | undefined {
-  const header = req.headers.cookie;
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const i = part.indexOf('=');
-    if (i > 0 && part.slice(0, i).trim() === name) return decodeURIComponent(part.slice(i + 1).trim());
-  }
-  return undefined;
+  return parseCookies(req.headers.cookie).get(name);
 }
 
 /** The hidden CSRF field for a form; sets the cookie when the browser has none yet. */

@@ -157,6 +157,31 @@ function checkOrigin(app: AppCtx, req: FastifyRequest): void {
   if (host === undefined || (host !== req.headers.host && host !== app.config.externalHost)) throw csrfFailed(`Origin checking failed - ${origin} does not match any trusted origins.`);
 }
 
+/**
+ * Signs `user` in to the web app: a new server-side session (only its token's
+ * hash stored) and its two cookies on `reply`. A previous session of this
+ * browser (its cookie's token) ends. Used by /accounts/login and by the
+ * sign-up pages (a newcomer lands signed in).
+ */
+export async function openWebSession(app: AppCtx, reply: FastifyReply, user: Pick<UserRow, 'id' | 'realm_id' | 'password_hash'>, previousToken?: string): Promise<void> {
+  const now = nowSeconds();
+  const maxAge = app.config.sessionDays * DAY;
+  const token = randomBytes(32).toString('base64url');
+  const csrfToken = randomBytes(32).toString('base64url');
+  if (previousToken && previousToken.length <= MAX_TOKEN_LENGTH) await deleteWebSession(app.db, hashToken(previousToken));
+  await deleteExpiredWebSessions(app.db, now);
+  await insertWebSession(app.db, {
+    token_hash: hashToken(token),
+    user_id: user.id,
+    realm_id: user.realm_id,
+    csrf_token: csrfToken,
+    auth_hash: authHashOf(user.password_hash),
+    created_at: now,
+    expires_at: now + maxAge,
+  });
+  reply.header('set-cookie', [cookie(app, SESSION_COOKIE, token, maxAge, true), cookie(app, CSRF_COOKIE, csrfToken, maxAge, false)]);
+}
+
 export interface SessionRouteHelpers {
   readonly sendJson: (reply: FastifyReply, status: number, body: Record<string, unknown>) => FastifyReply;
   /** The per-address limit of unauthenticated API requests, which /fetch_api_key is under too. */
@@ -184,23 +209,7 @@ export async function registerSessionRoutes(http: FastifyInstance, app: AppCtx, 
       if (typeof username !== 'string') throw missingArgument('username');
       if (typeof password !== 'string') throw missingArgument('password');
       const user = await passwordLogin(app, username, password);
-      const now = nowSeconds();
-      const maxAge = app.config.sessionDays * DAY;
-      const token = randomBytes(32).toString('base64url');
-      const csrfToken = randomBytes(32).toString('base64url');
-      const previous = parseCookies(req.headers.cookie).get(SESSION_COOKIE);
-      if (previous && previous.length <= MAX_TOKEN_LENGTH) await deleteWebSession(app.db, hashToken(previous));
-      await deleteExpiredWebSessions(app.db, now);
-      await insertWebSession(app.db, {
-        token_hash: hashToken(token),
-        user_id: user.id,
-        realm_id: user.realm_id,
-        csrf_token: csrfToken,
-        auth_hash: authHashOf(user.password_hash),
-        created_at: now,
-        expires_at: now + maxAge,
-      });
-      reply.header('set-cookie', [cookie(app, SESSION_COOKIE, token, maxAge, true), cookie(app, CSRF_COOKIE, csrfToken, maxAge, false)]);
+      await openWebSession(app, reply, user, parseCookies(req.headers.cookie).get(SESSION_COOKIE));
       return sendJson(reply, 200, { result: 'success', msg: '', user_id: user.id, email: user.delivery_email });
     });
 

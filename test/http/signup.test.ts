@@ -59,8 +59,14 @@ describe('sign-up through an emailed invitation (acceptance)', () => {
     const deliveries = await t.captureEvents(async () => {
       done = await browser.submit(joinPath, '/accounts/register/', { full_name: 'New Comer', password: 'a good Pa55phrase' }, ['key_kind', 'key']);
     });
-    expect(done!.status).toBe(200);
-    expect(done!.body).toContain('Your account <strong>newcomer@example.com</strong> is ready.');
+    // The newcomer lands signed in to the web app: a redirect to / with the session's cookies.
+    expect(done!.status).toBe(303);
+    expect(done!.headers.location).toBe('/');
+    const setCookies = ([] as string[]).concat((done!.headers['set-cookie'] as string | string[] | undefined) ?? []);
+    const session = setCookies.find((c) => c.startsWith('sessionid='));
+    expect(session).toMatch(/; HttpOnly/);
+    const own = await t.app.http.inject({ method: 'GET', url: '/json/users/me', headers: { cookie: session!.split(';')[0]! } });
+    expect(JSON.parse(own.body)).toMatchObject({ result: 'success', email: 'newcomer@example.com' });
 
     const me = await apiUser('newcomer@example.com');
     expect(me.role).toBe(400);
@@ -106,7 +112,7 @@ describe('sign-up through an emailed invitation (acceptance)', () => {
     const mail = await lastMailTo('guest@example.com', before + 1);
     const confirm = linkIn(mail.parsed.text!, '/accounts/do_confirm/');
     const done = await browser.submit(confirm, '/accounts/register/', { full_name: 'Guest Person', password: 'another Go0d one' }, ['key_kind', 'key']);
-    expect(done.status).toBe(200);
+    expect([done.status, done.headers.location]).toEqual([303, '/']);
     const me = await apiUser('guest@example.com');
     expect(me.role).toBe(600);
     expect(expectSuccess(await t.get('/users/me/subscriptions', {}, me)).subscriptions.map((s: any) => s.name)).toEqual(['ops-room']);
@@ -130,7 +136,7 @@ describe('sign-up through an emailed invitation (acceptance)', () => {
     expect(ok.status).toBe(200);
     const mail = await lastMailTo('solo@zulip.com', before + 1);
     const done = await browser.submit(linkIn(mail.parsed.text!, '/accounts/do_confirm/'), '/accounts/register/', { full_name: 'Solo', password: 'solo Pa55word!' }, ['key_kind', 'key']);
-    expect(done.status).toBe(200);
+    expect([done.status, done.headers.location]).toEqual([303, '/']);
     const me = await apiUser('solo@zulip.com');
     // No invitation: the default channels.
     expect(expectSuccess(await t.get('/users/me/subscriptions', {}, me)).subscriptions.map((s: any) => s.name)).toEqual(['general']);
