@@ -36,7 +36,9 @@ export type ErrorCode =
   | 'CANNOT_ADMINISTER_CHANNEL'
   | 'NONEXISTENT_SUBDOMAIN'
   | 'REQUEST_TOO_LARGE'
-  | 'NOT_FOUND';
+  | 'NOT_FOUND'
+  | 'UNSUPPORTED_WEBHOOK_EVENT_TYPE'
+  | 'MISSING_HTTP_EVENT_HEADER';
 
 /** All codes with the HTTP status they normally travel with (for docs/errors.md). */
 export const ERROR_CODES: Readonly<Record<ErrorCode, number>> = {
@@ -72,6 +74,9 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, number>> = {
   NONEXISTENT_SUBDOMAIN: 404,
   REQUEST_TOO_LARGE: 413,
   NOT_FOUND: 404,
+  // Sent with HTTP 200 and result "success" (Zulip's UnsupportedWebhookEventTypeError).
+  UNSUPPORTED_WEBHOOK_EVENT_TYPE: 200,
+  MISSING_HTTP_EVENT_HEADER: 400,
 };
 
 export class JsonableError extends Error {

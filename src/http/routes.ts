@@ -28,6 +28,7 @@ import * as presence from './endpoints/presence.js';
 import * as realmEmoji from './endpoints/realm-emoji.js';
 import * as linkifiers from './endpoints/linkifiers.js';
 import * as channelHelpers from './endpoints/channel-helpers.js';
+import { webhookRoutes } from './endpoints/webhooks.js';
 
 /**
  * THE route table: every method + path of the API once. Endpoint files
@@ -157,4 +158,6 @@ export const routes: readonly AnyEndpoint[] = [
   linkifiers.reorderLinkifiers,
   channelHelpers.getChannelTopics,
   channelHelpers.getChannelEmailAddress,
+  // incoming webhooks: /external/{integration} (issue 19)
+  ...webhookRoutes,
 ];

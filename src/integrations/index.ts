@@ -1,0 +1,5 @@
+import { jsonIntegration } from './json.js';
+import type { Integration } from './types.js';
+
+/** Every incoming-webhook integration; each becomes POST /api/v1/external/{name}. */
+export const INTEGRATIONS: readonly Integration[] = [jsonIntegration];
