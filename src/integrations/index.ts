@@ -1,5 +1,6 @@
+import { githubIntegration } from './github.js';
 import { jsonIntegration } from './json.js';
 import type { Integration } from './types.js';
 
 /** Every incoming-webhook integration; each becomes POST /api/v1/external/{name}. */
-export const INTEGRATIONS: readonly Integration[] = [jsonIntegration];
+export const INTEGRATIONS: readonly Integration[] = [jsonIntegration, githubIntegration];
