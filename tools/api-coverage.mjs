@@ -15,6 +15,7 @@ export const ZULIP_NAMES = {
   // Incoming webhooks (zerver/webhooks/<name>; https://zulip.com/integrations/doc/<name>).
   'POST /external/json': ['JSON formatter incoming webhook', ''],
   'POST /external/github': ['GitHub incoming webhook', ''],
+  'POST /external/gitlab': ['GitLab incoming webhook', ''],
   'POST /register': ['Register an event queue', 'register-queue'],
   'GET /events': ['Get events from an event queue', 'get-events'],
   'DELETE /events': ['Delete an event queue', 'delete-queue'],

@@ -1,6 +1,7 @@
 import { githubIntegration } from './github.js';
+import { gitlabIntegration } from './gitlab.js';
 import { jsonIntegration } from './json.js';
 import type { Integration } from './types.js';
 
 /** Every incoming-webhook integration; each becomes POST /api/v1/external/{name}. */
-export const INTEGRATIONS: readonly Integration[] = [jsonIntegration, githubIntegration];
+export const INTEGRATIONS: readonly Integration[] = [jsonIntegration, githubIntegration, gitlabIntegration];
