@@ -16,6 +16,8 @@ export const ZULIP_NAMES = {
   'POST /external/json': ['JSON formatter incoming webhook', ''],
   'POST /external/github': ['GitHub incoming webhook', ''],
   'POST /external/gitlab': ['GitLab incoming webhook', ''],
+  'POST /external/grafana': ['Grafana incoming webhook', ''],
+  'POST /external/alertmanager': ['Prometheus Alertmanager incoming webhook', ''],
   'POST /register': ['Register an event queue', 'register-queue'],
   'GET /events': ['Get events from an event queue', 'get-events'],
   'DELETE /events': ['Delete an event queue', 'delete-queue'],

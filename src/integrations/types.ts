@@ -19,6 +19,8 @@ export interface WebhookInput {
 export type WebhookResult =
   /** `event` is Zulip's complete_event_type, matched against only_events / exclude_events. */
   | { readonly kind: 'message'; readonly topic: string; readonly content: string; readonly event?: string }
+  /** Several messages from one request (Alertmanager: one per topic and status), sent in order. */
+  | { readonly kind: 'messages'; readonly messages: readonly { readonly topic: string; readonly content: string; readonly event?: string }[] }
   /** An event Zulip's integration drops on purpose (e.g. a branch filtered out): success, no message. */
   | { readonly kind: 'ignore' }
   /** UnsupportedWebhookEventTypeError: 200 with result "success" and the event named. */

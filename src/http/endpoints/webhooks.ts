@@ -109,16 +109,25 @@ async function deliver(ctx: AuthedCtx, integration: Integration, result: Webhook
       event_type: result.event,
     };
   }
+  if (result.kind === 'messages') {
+    for (const m of result.messages) await sendOne(ctx, integration, m, params);
+    return {};
+  }
+  await sendOne(ctx, integration, result, params);
+  return {};
+}
+
+async function sendOne(ctx: AuthedCtx, integration: Integration, result: { topic: string; content: string; event?: string }, params: SharedParams): Promise<void> {
   if (result.event !== undefined) {
     const event = result.event;
-    if (params.only_events !== undefined && !params.only_events.some((pat) => fnmatch(event, pat))) return {};
-    if (params.exclude_events !== undefined && params.exclude_events.some((pat) => fnmatch(event, pat))) return {};
+    if (params.only_events !== undefined && !params.only_events.some((pat) => fnmatch(event, pat))) return;
+    if (params.exclude_events !== undefined && params.exclude_events.some((pat) => fnmatch(event, pat))) return;
   }
   const client = `Zulip${integration.displayName.replace(/\s+/g, '')}Webhook`;
   if (params.stream === undefined) {
     const to = ctx.userRow.bot_owner_id ?? ctx.userRow.id;
     await checkAndSendMessage(ctx.app, ctx.userRow, { type: 'private', to: JSON.stringify([to]), topic: undefined, content: result.content, client, readBySender: false });
-    return {};
+    return;
   }
   const topic = truncateTopic(params.topic ?? result.topic);
   // Zulip: stream.isdecimal() means an id, anything else a name.
@@ -126,10 +135,9 @@ async function deliver(ctx: AuthedCtx, integration: Integration, result: Webhook
   try {
     await checkAndSendMessage(ctx.app, ctx.userRow, { type: 'stream', to, topic, content: result.content, client, readBySender: false });
   } catch (err) {
-    if (err instanceof JsonableError && err.code === 'STREAM_DOES_NOT_EXIST') return {};
+    if (err instanceof JsonableError && err.code === 'STREAM_DOES_NOT_EXIST') return;
     throw err;
   }
-  return {};
 }
 
 function webhookEndpoint(integration: Integration): AnyEndpoint {
