@@ -18,6 +18,7 @@ export const ZULIP_NAMES = {
   'POST /external/gitlab': ['GitLab incoming webhook', ''],
   'POST /external/grafana': ['Grafana incoming webhook', ''],
   'POST /external/alertmanager': ['Prometheus Alertmanager incoming webhook', ''],
+  'POST /external/sentry': ['Sentry incoming webhook', ''],
   'POST /register': ['Register an event queue', 'register-queue'],
   'GET /events': ['Get events from an event queue', 'get-events'],
   'DELETE /events': ['Delete an event queue', 'delete-queue'],
