@@ -12,6 +12,9 @@ import { fileURLToPath } from 'node:url';
 export const ZULIP_NAMES = {
   'GET /server_settings': ['Get server settings', 'get-server-settings'],
   'POST /fetch_api_key': ['Fetch an API key (production)', 'fetch-api-key'],
+  'GET /bot_storage': ['Get bot storage', ''],
+  'PUT /bot_storage': ['Update bot storage', ''],
+  'DELETE /bot_storage': ['Remove bot storage', ''],
   // Incoming webhooks (zerver/webhooks/<name>; https://zulip.com/integrations/doc/<name>).
   'POST /external/json': ['JSON formatter incoming webhook', ''],
   'POST /external/github': ['GitHub incoming webhook', ''],

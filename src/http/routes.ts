@@ -29,6 +29,7 @@ import * as realmEmoji from './endpoints/realm-emoji.js';
 import * as linkifiers from './endpoints/linkifiers.js';
 import * as channelHelpers from './endpoints/channel-helpers.js';
 import { webhookRoutes } from './endpoints/webhooks.js';
+import * as botStorage from './endpoints/bot-storage.js';
 
 /**
  * THE route table: every method + path of the API once. Endpoint files
@@ -158,6 +159,10 @@ export const routes: readonly AnyEndpoint[] = [
   linkifiers.reorderLinkifiers,
   channelHelpers.getChannelTopics,
   channelHelpers.getChannelEmailAddress,
+  // bot storage (issue 19)
+  botStorage.getBotStorage,
+  botStorage.updateBotStorage,
+  botStorage.removeBotStorage,
   // incoming webhooks: /external/{integration} (issue 19)
   ...webhookRoutes,
 ];

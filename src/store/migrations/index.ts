@@ -6,12 +6,13 @@ import { m0300Messages } from './0300-messages.js';
 import { m0400GroupsDraftsViewsSnippets } from './0400-groups-drafts-views-snippets.js';
 import { m0500Profiles } from './0500-profiles.js';
 import { m0600ClientCompat } from './0600-client-compat.js';
+import { m1400BotStorage } from './1400-bot-storage.js';
 
 /**
  * Forward-only migrations, applied in name order at start. Each resource adds
  * its own file; number ranges keep parallel work from colliding:
  * 0001-0099 foundation/users, 0100 events, 0200 channels, 0300 messages,
- * 0400 groups/drafts/views/snippets, 0500 profiles, 0600 client compat.
+ * 0400 groups/drafts/views/snippets, 0500 profiles, 0600 client compat, 1400 bot storage.
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001Foundation,
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '0400-groups-drafts-views-snippets': m0400GroupsDraftsViewsSnippets,
   '0500-profiles': m0500Profiles,
   '0600-client-compat': m0600ClientCompat,
+  '1400-bot-storage': m1400BotStorage,
 };
