@@ -21,7 +21,12 @@ import { p, type Param } from '../params.js';
  *   UNSUPPORTED_WEBHOOK_EVENT_TYPE, msg "The '<event>' event isn't currently
  *   supported by the <Name> webhook; ignoring" (UnsupportedWebhookEventTypeError);
  * - a channel that does not exist is swallowed (Zulip's view passes on
- *   StreamDoesNotExistError); other send errors are the usual ones.
+ *   StreamDoesNotExistError); other send errors are the usual ones. Zulip's
+ *   Notification Bot also DMs the owner (rate-limited) "Your bot `<email>`
+ *   tried to send a message to channel #**<name>**, but that channel does not
+ *   exist. Click [here](#channels/new) to create it." (by id: "... to channel
+ *   ID <id>, but there is no channel with that ID."); Parley has no
+ *   Notification Bot, so that notice is not sent.
  */
 
 /** Zulip's MAX_TOPIC_NAME_LENGTH and truncate_topic ("..." suffix). */
