@@ -51,6 +51,8 @@ export interface Config {
   readonly drainDelayMs: number;
   /** API requests per user per minute (Zulip: 200); 0 disables. */
   readonly rateLimitPerUser: number;
+  /** Characters (keys + values) a bot may keep in bot storage (Zulip's USER_STATE_SIZE_LIMIT: 10000000). */
+  readonly botStorageLimit: number;
   /** Unauthenticated requests per client address per minute (Zulip: 100); 0 disables. */
   readonly rateLimitPerIp: number;
   /** Failed logins allowed per username per window before 429 (Zulip: 5 per 1800 s). */
@@ -152,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     redisKeyPrefix: env.PARLEY_REDIS_PREFIX || 'parley:',
     drainDelayMs: int(env, 'PARLEY_DRAIN_DELAY_MS', 0),
     rateLimitPerUser: int(env, 'PARLEY_RATE_LIMIT_PER_USER', 200),
+    botStorageLimit: int(env, 'PARLEY_BOT_STORAGE_LIMIT', 10_000_000),
     rateLimitPerIp: int(env, 'PARLEY_RATE_LIMIT_PER_IP', 100),
     loginFailLimit: int(env, 'PARLEY_LOGIN_FAIL_LIMIT', 5),
     loginFailWindowSec: int(env, 'PARLEY_LOGIN_FAIL_WINDOW_SEC', 1800),

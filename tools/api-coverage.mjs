@@ -12,6 +12,16 @@ import { fileURLToPath } from 'node:url';
 export const ZULIP_NAMES = {
   'GET /server_settings': ['Get server settings', 'get-server-settings'],
   'POST /fetch_api_key': ['Fetch an API key (production)', 'fetch-api-key'],
+  'GET /bot_storage': ['Get bot storage', ''],
+  'PUT /bot_storage': ['Update bot storage', ''],
+  'DELETE /bot_storage': ['Remove bot storage', ''],
+  // Incoming webhooks (zerver/webhooks/<name>; https://zulip.com/integrations/doc/<name>).
+  'POST /external/json': ['JSON formatter incoming webhook', ''],
+  'POST /external/github': ['GitHub incoming webhook', ''],
+  'POST /external/gitlab': ['GitLab incoming webhook', ''],
+  'POST /external/grafana': ['Grafana incoming webhook', ''],
+  'POST /external/alertmanager': ['Prometheus Alertmanager incoming webhook', ''],
+  'POST /external/sentry': ['Sentry incoming webhook', ''],
   'POST /register': ['Register an event queue', 'register-queue'],
   'GET /events': ['Get events from an event queue', 'get-events'],
   'DELETE /events': ['Delete an event queue', 'delete-queue'],
@@ -164,7 +174,7 @@ export function renderApiCoverage(routes) {
     const entry = ZULIP_NAMES[key];
     const name = entry ? (entry[1] ? `[${entry[0]}](https://zulip.com/api/${entry[1]})` : entry[0]) : '**(no Zulip name: add it to tools/api-coverage.mjs)**';
     const path = r.path.replace(/:([A-Za-z_]+)/g, '{$1}').replace('*', '{name}');
-    return `| \`${r.method}\` | \`/api/v1${path}\` | ${name} | ${r.auth === 'none' ? 'none' : 'Basic'} |`;
+    return `| \`${r.method}\` | \`/api/v1${path}\` | ${name} | ${r.auth === 'none' ? 'none' : r.auth === 'webhook' ? '`api_key` parameter or Basic' : 'Basic'} |`;
   });
   return [
     '# API coverage',

@@ -40,7 +40,9 @@ export type ErrorCode =
   | 'REQUEST_TOO_LARGE'
   | 'INVITATION_FAILED'
   | 'NOT_FOUND'
-  | 'PUSH_SERVICE_NOT_CONFIGURED';
+  | 'PUSH_SERVICE_NOT_CONFIGURED'
+  | 'UNSUPPORTED_WEBHOOK_EVENT_TYPE'
+  | 'MISSING_HTTP_EVENT_HEADER';
 
 /** All codes with the HTTP status they normally travel with (for docs/errors.md). */
 export const ERROR_CODES: Readonly<Record<ErrorCode, number>> = {
@@ -80,6 +82,9 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, number>> = {
   INVITATION_FAILED: 400,
   NOT_FOUND: 404,
   PUSH_SERVICE_NOT_CONFIGURED: 400,
+  // Sent with HTTP 200 and result "success" (Zulip's UnsupportedWebhookEventTypeError).
+  UNSUPPORTED_WEBHOOK_EVENT_TYPE: 200,
+  MISSING_HTTP_EVENT_HEADER: 400,
 };
 
 export class JsonableError extends Error {

@@ -92,3 +92,47 @@ export function callerFromRow(app: AppCtx, row: UserRow & { realm_deactivated: n
     },
   };
 }
+
+/**
+ * Zulip's webhook_view: the key comes from the `api_key` parameter (or, as
+ * a convenience, HTTP Basic credentials) and is checked by validate_api_key
+ * with allow_webhook_access, so its own errors pass through unconverted:
+ * "Malformed API key" / "Invalid API key" 401 INVALID_API_KEY, then the
+ * realm and user deactivation errors (401 REALM_DEACTIVATED / USER_DEACTIVATED).
+ * Any active user's key is accepted, incoming-webhook bots included.
+ */
+export async function authenticateWebhook(app: AppCtx, apiKey: string | undefined, header: string | undefined): Promise<{ caller: Caller; row: UserRow }> {
+  let key = apiKey?.trim();
+  let email: string | undefined;
+  if (key === undefined && header && /^basic\s/i.test(header)) {
+    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon >= 0) {
+      email = decoded.slice(0, colon).trim().toLowerCase();
+      key = decoded.slice(colon + 1).trim();
+    }
+  }
+  if (key === undefined) throw new JsonableError("Missing 'api_key' argument", { code: 'REQUEST_VARIABLE_MISSING', data: { var_name: 'api_key' } });
+  if (!isWellFormedApiKey(key)) throw new JsonableError('Malformed API key', { code: 'INVALID_API_KEY', status: 401 });
+  const row = await userByApiKey(app.db, key);
+  if (!row || !apiKeysEqual(row.api_key, key)) throw new JsonableError('Invalid API key', { code: 'INVALID_API_KEY', status: 401 });
+  if (email !== undefined && email !== row.email_lower && email !== apiEmail(row, fakeEmailDomain(app.config)).toLowerCase()) {
+    throw new JsonableError('Invalid API key', { code: 'INVALID_API_KEY', status: 401 });
+  }
+  if (row.realm_deactivated) throw new JsonableError('This organization has been deactivated', { code: 'REALM_DEACTIVATED', status: 401 });
+  if (!row.is_active) throw new JsonableError('Account is deactivated', { code: 'USER_DEACTIVATED', status: 401 });
+  const { realm_deactivated: _ignored, ...user } = row;
+  return {
+    row: user,
+    caller: {
+      id: user.id,
+      realmId: user.realm_id,
+      role: user.role,
+      isBot: user.is_bot === 1,
+      botType: user.bot_type,
+      email: apiEmail(user, fakeEmailDomain(app.config)),
+      deliveryEmail: user.delivery_email,
+      fullName: user.full_name,
+    },
+  };
+}

@@ -21,6 +21,8 @@ export interface PublicCtx {
   readonly req: FastifyRequest;
   readonly reply: FastifyReply;
   readonly files: readonly UploadedFile[];
+  /** The raw request body when it was not a form or multipart body (webhook JSON payloads). */
+  readonly rawBody: Buffer | undefined;
   /** Client name from the User-Agent's "Name/version" prefix (Zulip's message `client`). */
   readonly clientName: string;
 }
@@ -31,8 +33,9 @@ export interface AuthedCtx extends PublicCtx {
   readonly userRow: UserRow;
 }
 
-export type Auth = 'user' | 'none';
-export type CtxFor<A extends Auth> = A extends 'user' ? AuthedCtx : PublicCtx;
+/** 'webhook': Zulip's webhook_view (api_key parameter or Basic; incoming-webhook bots allowed). */
+export type Auth = 'user' | 'none' | 'webhook';
+export type CtxFor<A extends Auth> = A extends 'user' | 'webhook' ? AuthedCtx : PublicCtx;
 
 /** What a handler returns: the success payload, or a raw reply it already sent. */
 export type HandlerResult = Record<string, unknown> | { readonly raw: true };

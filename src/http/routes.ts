@@ -37,6 +37,8 @@ import * as uploads from './endpoints/uploads.js';
 import * as scheduledMessages from './endpoints/scheduled-messages.js';
 import * as reminders from './endpoints/reminders.js';
 import { getReadReceipts } from './endpoints/read-receipts.js';
+import { webhookRoutes } from './endpoints/webhooks.js';
+import * as botStorage from './endpoints/bot-storage.js';
 
 /**
  * THE route table: every method + path of the API once. Endpoint files
@@ -204,4 +206,10 @@ export const routes: readonly AnyEndpoint[] = [
   // the remaining message and channel operations (issue 16)
   getReadReceipts,
   channelHelpers.deleteTopic,
+  // bot storage (issue 19)
+  botStorage.getBotStorage,
+  botStorage.updateBotStorage,
+  botStorage.removeBotStorage,
+  // incoming webhooks: /external/{integration} (issue 19)
+  ...webhookRoutes,
 ];

@@ -3,7 +3,7 @@ import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import type { AppCtx } from '../domain/context.js';
 import { JsonableError, notFound, rateLimited } from '../domain/errors.js';
-import { authenticate } from './auth.js';
+import { authenticate, authenticateWebhook } from './auth.js';
 import type { AnyEndpoint, AuthedCtx, Method, PublicCtx, UploadedFile } from './endpoint.js';
 import { parseParams } from './params.js';
 import { routes } from './routes.js';
@@ -168,10 +168,16 @@ function mount(fastify: FastifyInstance, app: AppCtx, ep: AnyEndpoint, authMemo:
       const files: UploadedFile[] = [];
       const body = flatten(req.body, files);
       const query = flatten(req.query, null);
-      const base: PublicCtx = { app, req, reply, files, clientName: viaSession ? 'website' : clientNameFromUserAgent(req.headers['user-agent']) };
+      const rawBody = (req as { parleyRawBody?: Buffer }).parleyRawBody;
+      const base: PublicCtx = { app, req, reply, files, rawBody, clientName: viaSession ? 'website' : clientNameFromUserAgent(req.headers['user-agent']) };
       let ctx: PublicCtx | AuthedCtx = base;
       if (ep.auth === 'user') {
         const { caller, row } = session ?? (await authenticateMemo(app, authMemo, req.headers.authorization));
+        noteUser(req, caller.id);
+        ctx = { ...base, user: caller, userRow: row };
+        if (limited) await applyRateLimit(app, reply, `api:user:${caller.id}`, app.config.rateLimitPerUser);
+      } else if (ep.auth === 'webhook') {
+        const { caller, row } = await authenticateWebhook(app, query.api_key ?? body.api_key, req.headers.authorization);
         noteUser(req, caller.id);
         ctx = { ...base, user: caller, userRow: row };
         if (limited) await applyRateLimit(app, reply, `api:user:${caller.id}`, app.config.rateLimitPerUser);
@@ -219,7 +225,11 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
   // Zulip reads parameters only from form and multipart bodies; any other body
   // (JSON, text) is accepted and ignored rather than rejected.
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, _body, done) => done(null, undefined));
+  // The raw bytes are kept for incoming webhooks, whose payload is the JSON body itself.
+  fastify.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body, done) => {
+    (req as { parleyRawBody?: Buffer }).parleyRawBody = body as Buffer;
+    done(null, undefined);
+  });
   await fastify.register(formbody, { bodyLimit: BODY_LIMIT });
   await fastify.register(multipart, {
     attachFieldsToBody: true,
@@ -259,7 +269,8 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
     if (seen.has(key)) throw new Error(`route ${ep.method} ${ep.path} duplicates ${seen.get(key)}`);
     seen.set(key, ep.path);
     mount(fastify, app, ep, authMemo, API_PREFIX);
-    mount(fastify, app, ep, authMemo, JSON_PREFIX);
+    // Incoming webhooks are for services holding a bot's key, never for a browser session (Zulip has no /json/external).
+    if (ep.auth !== 'webhook') mount(fastify, app, ep, authMemo, JSON_PREFIX);
     if (!byPath.has(shape)) byPath.set(shape, new Set());
     byPath.get(shape)!.add(ep.method);
   }

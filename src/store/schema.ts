@@ -197,4 +197,13 @@ export interface Database
   custom_profile_fields: CustomProfileFieldTable;
   custom_profile_field_values: CustomProfileFieldValueTable;
   user_statuses: UserStatusTable;
+  bot_storage: BotStorageTable;
+}
+
+/** Issue 19: Zulip's BotStorageData (key/value strings per bot). */
+export interface BotStorageTable {
+  id: Generated<number>;
+  user_id: number;
+  key: string;
+  value: string;
 }

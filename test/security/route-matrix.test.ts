@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../src/http/routes.js';
+import { INTEGRATIONS } from '../../src/integrations/index.js';
 import { basicAuth, startTestServer, type FixtureName, type Res, type TestServer, type TestUser } from '../support/server.js';
 
 /**
@@ -48,6 +49,12 @@ const forAdmin: Rule = { refuse: lowerThanAdmin(INSUFFICIENT) };
 const UNAUTHENTICATED = ['GET /server_settings', 'POST /fetch_api_key'];
 
 const RULES: Record<string, Rule> = {
+  // Bot storage (issue 19): Zulip's views check no role.
+  'GET /bot_storage': any,
+  'PUT /bot_storage': any,
+  'DELETE /bot_storage': any,
+  // Incoming webhooks (issue 19): any user's key, checked by Zulip's webhook_view.
+  ...Object.fromEntries(INTEGRATIONS.map((i) => [`POST /external/${i.name}`, any])),
   'GET /server_settings': any,
   'POST /fetch_api_key': any,
   'POST /register': any,
@@ -278,6 +285,15 @@ describe('route-by-role matrix', () => {
       const anon = await t.request(ep.method, url, {}, null);
       if (ep.auth === 'none') {
         envelope(anon, `${what} without credentials`);
+        continue;
+      }
+      if (ep.auth === 'webhook') {
+        // Zulip's webhook_view: the key is a parameter; its errors are not turned into UNAUTHORIZED.
+        expect({ status: anon.status, body: anon.body }, what).toEqual({ status: 400, body: { result: 'error', msg: "Missing 'api_key' argument", code: 'REQUEST_VARIABLE_MISSING', var_name: 'api_key' } });
+        const asBasic = async (u: typeof malformed) => t.request(ep.method, url, {}, u);
+        expect((await asBasic(deactivatedUser)).body.msg, what).toBe('Account is deactivated');
+        expect((await asBasic(malformed)).body, what).toEqual({ result: 'error', msg: 'Malformed API key', code: 'INVALID_API_KEY' });
+        expect((await asBasic(wrong)).body, what).toEqual({ result: 'error', msg: 'Invalid API key', code: 'INVALID_API_KEY' });
         continue;
       }
       expect401(anon, 'Not logged in: API authentication or user session required', `${what} without credentials`);

@@ -13,6 +13,7 @@ import { m1000MessageSearch } from './1000-message-search.js';
 import { m1001RealmPlaygrounds } from './1001-realm-playgrounds.js';
 import { m1100ScheduledMessages } from './1100-scheduled-messages.js';
 import { m0900Join } from './0900-join.js';
+import { m1400BotStorage } from './1400-bot-storage.js';
 
 /**
  * Forward-only migrations, applied in name order at start. Each resource adds
@@ -37,4 +38,5 @@ export const migrations: Record<string, Migration> = {
   '1001-realm-playgrounds': m1001RealmPlaygrounds,
   '1100-scheduled-messages': m1100ScheduledMessages,
   '0900-join': m0900Join,
+  '1400-bot-storage': m1400BotStorage,
 };
