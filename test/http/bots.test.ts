@@ -225,7 +225,7 @@ describe('PATCH /bots/{bot_id}', () => {
       const spec = { description: '', isWebPublic: false, historyPublicToSubscribers: null, messageRetentionDays: null, topicsPolicy: 'inherit', folderId: null, isDefault: false, groupSettings: {} } as const;
       const a = await doCreateChannel(t.app.ctx, tx, t.realmId, t.users.iago.id, { ...spec, name: 'bot-public', inviteOnly: false } as never);
       const b = await doCreateChannel(t.app.ctx, tx, t.realmId, t.users.iago.id, { ...spec, name: 'bot-private', inviteOnly: true } as never);
-      await doSubscribe(tx, t.realmId, [b], [othello]);
+      await doSubscribe(tx, t.realmId, [b], [othello], new Map(), t.app.ctx);
       return [a, b];
     });
     const bot = await makeBot('othello', 'chans', 'Chans Bot');

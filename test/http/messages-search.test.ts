@@ -117,7 +117,7 @@ describe('GET /messages: the search operator', () => {
     expectSuccess(await t.patch(`/messages/${id}`, { content: 'changed wording zeppelin' }, 'hamlet'));
     expect(await found('hamlet', 'xylophone')).toEqual([]);
     expect(await found('hamlet', 'zeppelin')).toEqual([id]);
-    expectSuccess(await t.patch(`/messages/${id}`, { topic: 'airships galore', propagate_mode: 'change_all' }, 'hamlet'));
+    expectSuccess(await t.patch(`/messages/${id}`, { topic: 'airships galore', propagate_mode: 'change_all', send_notification_to_old_thread: false, send_notification_to_new_thread: false }, 'hamlet'));
     expect(await found('hamlet', 'airship')).toEqual([id]);
     expect(await found('hamlet', 'edits')).toEqual([]);
     expectSuccess(await t.delete(`/messages/${id}`, {}, 'iago'));

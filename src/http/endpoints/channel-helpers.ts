@@ -71,7 +71,7 @@ export const deleteTopic = endpoint({
   path: '/streams/:stream_id/delete_topic',
   auth: 'user',
   guard: requireAdmin,
-  params: { stream_id: p.pathInt(), topic_name: p.str() },
+  params: { stream_id: p.pathId(), topic_name: p.str() },
   handler: async (ctx, { stream_id, topic_name }) => {
     const db = ctx.app.db;
     const channel = await accessChannelById(db, await loadViewer(db, ctx.userRow), stream_id);

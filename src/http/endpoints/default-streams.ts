@@ -21,7 +21,7 @@ export const addDefaultStream = endpoint({
   path: '/default_streams',
   auth: 'user',
   guard: requireAdmin,
-  params: { stream_id: p.int() },
+  params: { stream_id: p.id() },
   handler: async (ctx, { stream_id }) => {
     if (!isPossibleId(stream_id)) throw invalidChannelId();
     const v = await loadViewer(ctx.app.db, ctx.userRow);
@@ -37,7 +37,7 @@ export const removeDefaultStream = endpoint({
   path: '/default_streams',
   auth: 'user',
   guard: requireAdmin,
-  params: { stream_id: p.int() },
+  params: { stream_id: p.id() },
   handler: async (ctx, { stream_id }) => {
     if (!isPossibleId(stream_id)) throw invalidChannelId();
     const v = await loadViewer(ctx.app.db, ctx.userRow);

@@ -30,7 +30,7 @@ export const removeClientDevice = endpoint({
   method: 'POST',
   path: '/remove_client_device',
   auth: 'user',
-  params: { device_id: p.int() },
+  params: { device_id: p.id() },
   handler: async (ctx, { device_id }) => {
     await doRemoveClientDevice(ctx.app, ctx.user, device_id);
     return {};

@@ -37,7 +37,7 @@ import { requireMemberOrAdmin } from './users.js';
  */
 
 const inviteSpecParams = {
-  group_ids: p.json(z.array(z.int())).optional(),
+  group_ids: p.idList().optional(),
   include_realm_default_subscriptions: p.bool().default(false),
   invite_as: p.intIn(INVITE_AS).default(400),
   invite_expires_in_minutes: p.json(z.int().nullable()).default(DEFAULT_INVITE_MINUTES),
@@ -113,7 +113,7 @@ export const sendInvites = endpoint({
     ...inviteSpecParams,
     invitee_emails: p.str(),
     notify_referrer_on_join: p.bool().default(true),
-    stream_ids: p.json(z.array(z.int())),
+    stream_ids: p.idList(),
   },
   handler: async (ctx, q) => {
     if (!(await userHasRealmPermission(ctx.app.db, ctx.user.realmId, ctx.user.id, 'can_invite_users_group'))) throw insufficientPermission();
@@ -137,7 +137,7 @@ export const createMultiuseInvite = endpoint({
   path: '/invites/multiuse',
   auth: 'user',
   guard: requireMemberOrAdmin,
-  params: { ...inviteSpecParams, stream_ids: p.json(z.array(z.int())).optional() },
+  params: { ...inviteSpecParams, stream_ids: p.idList().optional() },
   handler: async (ctx, q) => {
     if (!(await userHasRealmPermission(ctx.app.db, ctx.user.realmId, ctx.user.id, 'create_multiuse_invite_group'))) throw insufficientPermission();
     const spec = await checkSpec(ctx, q, false);
@@ -162,7 +162,7 @@ export const revokeInvite = endpoint({
   path: '/invites/:invite_id',
   auth: 'user',
   guard: requireMemberOrAdmin,
-  params: { invite_id: p.pathInt() },
+  params: { invite_id: p.pathId() },
   handler: async (ctx, { invite_id }) => {
     const row = await accessInvite(ctx, invite_id, false);
     await transact(ctx.app, (tx) => doRevokeInvite(tx, row));
@@ -175,7 +175,7 @@ export const revokeMultiuseInvite = endpoint({
   path: '/invites/multiuse/:invite_id',
   auth: 'user',
   guard: requireMemberOrAdmin,
-  params: { invite_id: p.pathInt() },
+  params: { invite_id: p.pathId() },
   handler: async (ctx, { invite_id }) => {
     const row = await accessInvite(ctx, invite_id, true);
     await transact(ctx.app, (tx) => doRevokeInvite(tx, row));
@@ -188,7 +188,7 @@ export const resendInvite = endpoint({
   path: '/invites/:invite_id/resend',
   auth: 'user',
   guard: requireMemberOrAdmin,
-  params: { invite_id: p.pathInt() },
+  params: { invite_id: p.pathId() },
   handler: async (ctx, { invite_id }) => {
     const row = await accessInvite(ctx, invite_id, false);
     const referrer = await userById(ctx.app.db, row.realm_id, row.referrer_id);

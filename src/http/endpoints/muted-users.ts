@@ -6,7 +6,7 @@ export const muteUser = endpoint({
   method: 'POST',
   path: '/users/me/muted_users/:muted_user_id',
   auth: 'user',
-  params: { muted_user_id: p.pathInt() },
+  params: { muted_user_id: p.pathId() },
   handler: async (ctx, { muted_user_id }) => {
     await doMuteUser(ctx.app, ctx.user, muted_user_id);
     return {};
@@ -17,7 +17,7 @@ export const unmuteUser = endpoint({
   method: 'DELETE',
   path: '/users/me/muted_users/:muted_user_id',
   auth: 'user',
-  params: { muted_user_id: p.pathInt() },
+  params: { muted_user_id: p.pathId() },
   handler: async (ctx, { muted_user_id }) => {
     await doUnmuteUser(ctx.app, ctx.user, muted_user_id);
     return {};

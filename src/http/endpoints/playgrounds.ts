@@ -33,7 +33,7 @@ export const removePlayground = endpoint({
   path: '/realm/playgrounds/:playground_id',
   auth: 'user',
   guard: requireAdmin,
-  params: { playground_id: p.pathInt() },
+  params: { playground_id: p.pathId() },
   handler: async (ctx, v) => {
     await doRemovePlayground(ctx.app, ctx.user, v.playground_id);
     return {};

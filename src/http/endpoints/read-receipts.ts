@@ -20,7 +20,7 @@ export const getReadReceipts = endpoint({
   method: 'GET',
   path: '/messages/:message_id/read_receipts',
   auth: 'user',
-  params: { message_id: p.pathInt() },
+  params: { message_id: p.pathId() },
   handler: async (ctx, { message_id }) => {
     const db = ctx.app.db;
     const { message } = await accessMessage(db, ctx.user, message_id, { forModify: false });

@@ -24,7 +24,7 @@ export const createReminder = endpoint({
   path: '/reminders',
   auth: 'user',
   params: {
-    message_id: p.int(),
+    message_id: p.id(),
     scheduled_delivery_timestamp: p.int(),
     note: p.str().optional(),
   },
@@ -47,7 +47,7 @@ export const deleteReminder = endpoint({
   method: 'DELETE',
   path: '/reminders/:reminder_id',
   auth: 'user',
-  params: { reminder_id: p.pathInt() },
+  params: { reminder_id: p.pathId() },
   handler: async (ctx, { reminder_id }) => {
     await transact(ctx.app, (tx) => doDeleteReminder(tx, ctx.user, reminder_id));
     return {};

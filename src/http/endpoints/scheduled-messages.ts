@@ -65,7 +65,7 @@ export const updateScheduledMessage = endpoint({
   path: '/scheduled_messages/:scheduled_message_id',
   auth: 'user',
   params: {
-    scheduled_message_id: p.pathInt(),
+    scheduled_message_id: p.pathId(),
     type: p.oneOf(RECIPIENT_TYPES).optional(),
     to: p.str().optional(),
     topic: p.str().alias('subject').optional(),
@@ -97,7 +97,7 @@ export const deleteScheduledMessage = endpoint({
   method: 'DELETE',
   path: '/scheduled_messages/:scheduled_message_id',
   auth: 'user',
-  params: { scheduled_message_id: p.pathInt() },
+  params: { scheduled_message_id: p.pathId() },
   handler: async (ctx, { scheduled_message_id }) => {
     await transact(ctx.app, (tx) => doDeleteScheduledMessage(tx, ctx.user, scheduled_message_id));
     return {};

@@ -101,7 +101,7 @@ export const removeAttachment = endpoint({
   method: 'DELETE',
   path: '/attachments/:attachment_id',
   auth: 'user',
-  params: { attachment_id: p.pathInt() },
+  params: { attachment_id: p.pathId() },
   handler: async (ctx, { attachment_id }) => {
     if (!isPossibleId(attachment_id)) throw invalidAttachment();
     await doDeleteAttachment(ctx.app, ctx.app.files.storage, ctx.user, attachment_id);

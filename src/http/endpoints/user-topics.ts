@@ -57,7 +57,7 @@ export const updateMutedTopic = endpoint({
   path: '/users/me/subscriptions/muted_topics',
   auth: 'user',
   params: {
-    stream_id: p.int().optional(),
+    stream_id: p.id().optional(),
     stream: p.str().optional(),
     topic: p.str(z.string().max(MAX_TOPIC_LENGTH)),
     op: p.oneOf(['add', 'remove']),
