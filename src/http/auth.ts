@@ -77,20 +77,7 @@ export function callerFromRow(app: AppCtx, row: UserRow & { realm_deactivated: n
   if (row.realm_deactivated) throw fail ? fail('This organization has been deactivated') : realmDeactivated();
   if (!row.is_active) throw fail ? fail('Account is deactivated') : userDeactivated();
   if (row.bot_type === BOT_INCOMING_WEBHOOK) throw (fail ?? unauthorized)('This API is not available to incoming webhook bots.');
-  const { realm_deactivated: _ignored, ...user } = row;
-  return {
-    row: user,
-    caller: {
-      id: user.id,
-      realmId: user.realm_id,
-      role: user.role,
-      isBot: user.is_bot === 1,
-      botType: user.bot_type,
-      email: apiEmail(user, fakeEmailDomain(app.config)),
-      deliveryEmail: user.delivery_email,
-      fullName: user.full_name,
-    },
-  };
+  return withCaller(app, row);
 }
 
 /**
@@ -119,8 +106,13 @@ export async function authenticateWebhook(app: AppCtx, apiKey: string | undefine
   if (email !== undefined && email !== row.email_lower && email !== apiEmail(row, fakeEmailDomain(app.config)).toLowerCase()) {
     throw new JsonableError('Invalid API key', { code: 'INVALID_API_KEY', status: 401 });
   }
-  if (row.realm_deactivated) throw new JsonableError('This organization has been deactivated', { code: 'REALM_DEACTIVATED', status: 401 });
-  if (!row.is_active) throw new JsonableError('Account is deactivated', { code: 'USER_DEACTIVATED', status: 401 });
+  if (row.realm_deactivated) throw realmDeactivated();
+  if (!row.is_active) throw userDeactivated();
+  return withCaller(app, row);
+}
+
+/** The request's caller, built from its user row (the realm flag of the credential lookup dropped). */
+function withCaller(app: AppCtx, row: UserRow & { realm_deactivated: number | boolean }): { caller: Caller; row: UserRow } {
   const { realm_deactivated: _ignored, ...user } = row;
   return {
     row: user,
