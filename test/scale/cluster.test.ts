@@ -126,7 +126,7 @@ describe('several processes on PostgreSQL and Redis', () => {
     expect((await api(B, 'GET', '/users/me', {}, users.cordelia.auth)).status).toBe(200);
     expect((await api(A, 'DELETE', `/users/${users.cordelia.id}`, {}, owner)).status).toBe(200);
     const refused = await api(B, 'GET', '/users/me', {}, users.cordelia.auth);
-    expect(refused).toEqual({ status: 401, body: { result: 'error', msg: 'Account is deactivated', code: 'UNAUTHORIZED' } });
+    expect(refused).toEqual({ status: 401, body: { result: 'error', msg: 'Account is deactivated', code: 'USER_DEACTIVATED' } });
   });
 
   it('failed logins are counted across processes', async () => {
