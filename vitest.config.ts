@@ -52,6 +52,11 @@ export default defineConfig({
           testTimeout: 60_000,
         },
       },
+      {
+        // The benchmarks' smoke run (issue 20): every bench/ script once with tiny sizes, no time asserted.
+        extends: true,
+        test: { name: 'bench', include: ['test/bench/**/*.test.ts'], testTimeout: 600_000 },
+      },
     ],
   },
 });

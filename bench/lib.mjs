@@ -8,7 +8,9 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 
 export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-export const RESULTS = path.join(ROOT, 'bench', 'results', 'latest.json');
+// BENCH_RESULTS points the figures elsewhere (the quick mode writes to a temporary file, so a
+// smoke run never replaces the measured figures).
+export const RESULTS = process.env.BENCH_RESULTS ? path.resolve(process.env.BENCH_RESULTS) : path.join(ROOT, 'bench', 'results', 'latest.json');
 
 export function freePort() {
   return new Promise((resolve) => {

@@ -18,7 +18,7 @@ const CHANNELS = Number(process.env.W1_CHANNELS ?? 50);
 const MESSAGES = Number(process.env.W1_MESSAGES ?? 10_000);
 const SUBS_PER_CHANNEL = 40;
 const SENDS = Number(process.env.W1_SENDS ?? 50);
-const LOADS = 5;
+const LOADS = Number(process.env.W1_LOADS ?? 5);
 
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
