@@ -71,7 +71,7 @@ async function consistent(steps: (n: number) => Step[]): Promise<void> {
   }
 }
 
-const ok = async (p: Promise<{ status: number; body: any }>): Promise<any> => expectSuccess(await p);
+const ok = async (p: Promise<Parameters<typeof expectSuccess>[0]>): Promise<any> => expectSuccess(await p);
 
 // Each test runs its steps for 3 viewers x 3 clients, two /register calls per step.
 describe('every state module stays consistent with the events of every resource', { timeout: 120_000 }, () => {

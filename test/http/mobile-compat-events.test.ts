@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 
-const ok = async (p: Promise<{ status: number; body: any }>) => expectSuccess(await p);
+const ok = async (p: Promise<Parameters<typeof expectSuccess>[0]>) => expectSuccess(await p);
 
 describe('events decode with the app\'s decoders', () => {
   it('every event a member, an admin and a guest receive', async () => {

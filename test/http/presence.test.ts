@@ -4,7 +4,7 @@ import { doCreateUser } from '../../src/domain/actions/users.js';
 import { presenceEnabledChanged } from '../../src/domain/actions/presence.js';
 import { PresenceState, presenceOf } from '../../src/domain/presence-state.js';
 import { expectStateConsistent, getEvents, registerQueue, withoutIds } from '../support/events.js';
-import { expectError, expectSuccess, startTestServer, type FixtureName, type TestServer } from '../support/server.js';
+import { expectError, expectSuccess, startTestServer, type FixtureName, type TestServer, type TestUser } from '../support/server.js';
 
 let t: TestServer;
 let state: PresenceState;
@@ -26,7 +26,7 @@ const id = (n: FixtureName) => t.users[n].id;
 const website = (status: 'active' | 'idle', timestamp: number) => ({ client: 'website', status, timestamp, pushable: false });
 const legacy = (status: 'active' | 'idle', timestamp: number) => ({ website: website(status, timestamp), aggregated: { client: 'website', status, timestamp } });
 const joined = async (n: FixtureName) => (await t.row(id(n))).date_joined;
-const report = (who: FixtureName, params: Record<string, unknown>) => t.post('/users/me/presence', params, who);
+const report = (who: FixtureName | TestUser, params: Record<string, unknown>) => t.post('/users/me/presence', params, who);
 const sortedIds = (ds: { userIds: readonly number[] }[]) => ds.map((d) => [...d.userIds].sort((a, b) => a - b));
 
 describe('POST /users/me/presence', () => {

@@ -44,7 +44,7 @@ describe('POST /users/me/status', () => {
     const presence = events.filter((e) => e.event.type === 'presence');
     expect(presence).toHaveLength(1);
     expect(events.at(-1)!.event.type).toBe('presence');
-    const p = presence[0]!.event as { __modern: { idle_timestamp: number }; server_timestamp: number };
+    const p = presence[0]!.event as unknown as { __modern: { idle_timestamp: number }; server_timestamp: number };
     // (The legacy status is derived from active_timestamp, which for a user with no
     // activity falls back to date_joined: this fixture joined seconds ago.)
     // idle_timestamp is whole seconds (floored), server_timestamp fractional and read later.

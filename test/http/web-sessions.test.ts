@@ -182,7 +182,7 @@ describe('/json: the API for a signed-in browser', () => {
   });
 
   it('needs the session cookie: no cookie, a bad cookie or Basic auth is 401', async () => {
-    for (const headers of [{}, { cookie: 'sessionid=not-a-session' }, { authorization: basicAuth(t.users.hamlet) }, { cookie: 'sessionid=' + 'x'.repeat(5000) }]) {
+    for (const headers of <Record<string, string>[]>[{}, { cookie: 'sessionid=not-a-session' }, { authorization: basicAuth(t.users.hamlet) }, { cookie: 'sessionid=' + 'x'.repeat(5000) }]) {
       const res = await raw('GET', '/json/users/me', { headers });
       expect(res.status).toBe(401);
       expect(res.body).toEqual(NOT_LOGGED_IN);

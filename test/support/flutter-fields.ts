@@ -66,7 +66,7 @@ export function decodeProblems(cls: string, value: unknown, path = cls): string[
     return target ? decodeProblems(target, value, path) : [`${path}.${spec._dispatch.key}: unexpected ${JSON.stringify(value[spec._dispatch.key])}`];
   }
   const problems: string[] = [];
-  for (const [key, f] of Object.entries(spec)) {
+  for (const [key, f] of Object.entries(spec) as [string, FieldSpec][]) {
     if (key.startsWith('_')) continue;
     const v = value[key];
     const p = `${path}.${key}`;

@@ -13,6 +13,7 @@ import type { FixtureName, TestServer, TestUser } from './server.js';
 
 const NO_CAPABILITIES: ClientCapabilities = {
   notification_settings_null: false,
+  individual_emoji_changes: false,
   bulk_message_deletion: false,
   user_avatar_url_field_optional: false,
   stream_typing_notifications: false,
@@ -48,7 +49,7 @@ export async function registerContext(t: TestServer, who: TestUser | FixtureName
     allPublicStreams: false,
     narrow: [],
   };
-  return { ...view, app: t.app.ctx, userRow: row };
+  return { ...view, want: () => true, app: t.app.ctx, userRow: row };
 }
 
 /** Applies the deliveries addressed to the context's user, in order. */

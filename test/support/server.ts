@@ -213,7 +213,9 @@ export async function startTestServer(
     },
     async captureEvents(fn) {
       const got: EventDelivery[] = [];
-      const off = app.ctx.bus.subscribe((d) => got.push(...d));
+      const off = app.ctx.bus.subscribe((d) => {
+        got.push(...d);
+      });
       try {
         await fn();
       } finally {

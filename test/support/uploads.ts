@@ -53,7 +53,7 @@ export const pngImage = (width = 300, height = 200, color = '#ff0000'): Promise<
   sharp({ create: { width, height, channels: 3, background: color } }).png().toBuffer();
 
 export const jpegImage = (width = 640, height = 480): Promise<Buffer> =>
-  sharp({ create: { width, height, channels: 3, noise: { type: 'gaussian', mean: 128, sigma: 30 } } }).jpeg().toBuffer();
+  sharp({ create: { width, height, channels: 3, noise: { type: 'gaussian', mean: 128, sigma: 30 } } as unknown as sharp.Create }).jpeg().toBuffer();
 
 function crc32(buf: Buffer): number {
   let crc = 0xffffffff;
