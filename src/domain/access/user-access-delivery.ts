@@ -42,21 +42,33 @@ function aboutUser(e: ParleyEvent): number | undefined {
   }
 }
 
+/** An event only for the guests who cannot access this user (`__blind_to`), e.g. group exits of a deactivated user. */
+const blindTo = (e: ParleyEvent): number | undefined => (typeof e.__blind_to === 'number' ? e.__blind_to : undefined);
+
 export async function restrictDeliveries(app: AppCtx, deliveries: readonly EventDelivery[]): Promise<readonly EventDelivery[]> {
   const realms = new Set<number>();
-  for (const d of deliveries) if (aboutUser(d.event) !== undefined) realms.add(d.realmId);
+  for (const d of deliveries) if (aboutUser(d.event) !== undefined || blindTo(d.event) !== undefined) realms.add(d.realmId);
   if (realms.size === 0) return deliveries;
   const setsByRealm = new Map<number, Map<number, AccessSet>>();
   for (const realmId of realms) {
     const groupId = await realmRestriction(app, realmId);
     if (groupId !== null) setsByRealm.set(realmId, await accessSets(app.db, realmId, groupId, 'all'));
   }
-  if (setsByRealm.size === 0) return deliveries;
+  if (setsByRealm.size === 0) return deliveries.filter((d) => blindTo(d.event) === undefined);
   const domain = fakeEmailDomain(app.config);
   const out: EventDelivery[] = [];
   for (const d of deliveries) {
-    const about = aboutUser(d.event);
     const sets = setsByRealm.get(d.realmId);
+    const only = blindTo(d.event);
+    if (only !== undefined) {
+      const blindOnes = sets ? d.userIds.filter((id) => {
+        const s = sets.get(id);
+        return s !== undefined && s !== ALL && !s.has(only);
+      }) : [];
+      if (blindOnes.length) out.push({ ...d, userIds: blindOnes });
+      continue;
+    }
+    const about = aboutUser(d.event);
     if (about === undefined || !sets) {
       out.push(d);
       continue;

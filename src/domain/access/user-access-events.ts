@@ -2,7 +2,6 @@ import { fakeEmailDomain } from '../../config.js';
 import type { AppCtx, Tx } from '../context.js';
 import { presentUser } from '../../presenters/user.js';
 import { profileDataByUser } from '../../store/profile-fields.js';
-import { ROLE_GUEST } from '../rules/users.js';
 import { accessSets, ALL, INACCESSIBLE_USER_NAME, realmRestrictionIn, restrictingGroupId, type AccessSet } from './user-access.js';
 import { peekRealm } from '../realm-row-cache.js';
 
@@ -45,17 +44,21 @@ export async function emitAccessChanges(app: AppCtx, tx: Tx, realmId: number, be
   if (!before.restricted && before.settingFixed) return;
   const after = await accessBefore(tx, realmId);
   if (!before.restricted && !after.restricted) return;
-  // The guests of the realm, with their role (email visibility) and whether active.
-  const guests = await tx.db.selectFrom('users').select(['id', 'role']).where('realm_id', '=', realmId).where('role', '=', ROLE_GUEST).where('is_active', '=', 1).execute();
+  // The guests before or after the action (a role change to or from guest
+  // moves a user between ALL and a set), active after it. Every active guest
+  // has an entry in a restricted snapshot; no entry means "not a guest": ALL.
+  const candidates = [...new Set([...before.sets.keys(), ...after.sets.keys()])];
+  if (candidates.length === 0) return;
+  const guests = await tx.db.selectFrom('users').select(['id', 'role']).where('realm_id', '=', realmId).where('is_active', '=', 1).where('id', 'in', candidates).orderBy('id').execute();
   let everyone: number[] | undefined;
   const all = async (): Promise<number[]> => {
     everyone ??= (await tx.db.selectFrom('users').select('id').where('realm_id', '=', realmId).execute()).map((r) => r.id);
     return everyone;
   };
-  const changes: { guest: number; added: number[]; removed: number[] }[] = [];
+  const changes: { guest: number; role: number; added: number[]; removed: number[] }[] = [];
   for (const g of guests) {
-    const b = before.restricted ? (before.sets.get(g.id) ?? new Set([g.id])) : ALL;
-    const a = after.restricted ? (after.sets.get(g.id) ?? new Set([g.id])) : ALL;
+    const b = before.restricted ? (before.sets.get(g.id) ?? ALL) : ALL;
+    const a = after.restricted ? (after.sets.get(g.id) ?? ALL) : ALL;
     if (b === ALL && a === ALL) continue;
     const bIds = b === ALL ? await all() : [...b];
     const aIds = a === ALL ? await all() : [...a];
@@ -63,7 +66,7 @@ export async function emitAccessChanges(app: AppCtx, tx: Tx, realmId: number, be
     const aSet = new Set(aIds);
     const added = aIds.filter((id) => !bSet.has(id) && id !== g.id);
     const removed = bIds.filter((id) => !aSet.has(id) && id !== g.id);
-    if (added.length || removed.length) changes.push({ guest: g.id, added, removed });
+    if (added.length || removed.length) changes.push({ guest: g.id, role: g.role, added, removed });
   }
   if (changes.length === 0) return;
   const addedIds = [...new Set(changes.flatMap((c) => c.added))];
@@ -74,7 +77,7 @@ export async function emitAccessChanges(app: AppCtx, tx: Tx, realmId: number, be
   const byId = new Map(rows.map((r) => [r.id, r]));
   const domain = fakeEmailDomain(app.config);
   for (const c of changes) {
-    const view = { viewerId: c.guest, viewerRole: ROLE_GUEST, fakeEmailDomain: domain, clientGravatar: false, includeCustomProfileFields: true, profileData: profiles };
+    const view = { viewerId: c.guest, viewerRole: c.role, fakeEmailDomain: domain, clientGravatar: false, includeCustomProfileFields: true, profileData: profiles };
     for (const id of c.added.sort((x, y) => x - y)) {
       const row = byId.get(id);
       if (!row || row.realm_id !== realmId) continue;
@@ -84,4 +87,18 @@ export async function emitAccessChanges(app: AppCtx, tx: Tx, realmId: number, be
       tx.emit(realmId, { type: 'realm_user', op: 'remove', person: { user_id: id, full_name: INACCESSIBLE_USER_NAME } }, [c.guest]);
     }
   }
+}
+
+/**
+ * Runs an action and sends the access changes it causes: deactivating a
+ * user takes it from the guests who could access it only as a channel
+ * co-subscriber (Zulip's send_events_for_user_deactivation sends them
+ * realm_user remove); reactivating gives it back (a full add: Parley's
+ * clients hold a placeholder, where Zulip sends only the is_active update).
+ */
+export async function withAccessChanges<T>(app: AppCtx, tx: Tx, realmId: number, action: () => Promise<T>): Promise<T> {
+  const before = await accessBefore(tx, realmId, app);
+  const result = await action();
+  await emitAccessChanges(app, tx, realmId, before);
+  return result;
 }
