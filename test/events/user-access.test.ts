@@ -17,6 +17,11 @@ let room: number;
 beforeAll(async () => {
   t = await startTestServer();
   room = await createChannel(t, 'guest room', ['polonius', 'hamlet']);
+  // Othello and Iago have presence and a status: they arrive with the user when it becomes accessible.
+  for (const who of ['othello', 'iago'] as const) {
+    expectSuccess(await t.post('/users/me/presence', { status: 'active' }, who));
+    expectSuccess(await t.post('/users/me/status', { status_text: `${who} at work`, emoji_name: 'car', emoji_code: '1f697', reaction_type: 'unicode_emoji' }, who));
+  }
 });
 afterAll(async () => t?.close());
 
@@ -45,6 +50,12 @@ describe.each(Object.entries(CLIENTS))('%s', (_name, [params, dmSender]) => {
     const add = joined.find((e) => e.type === 'realm_user');
     expect(add).toMatchObject({ op: 'add', person: { user_id: uid('othello'), full_name: 'Othello, the Moor of Venice' } });
     expect(add.inaccessible_user).toBeUndefined();
+    // Then the presence and the status of the user, which a restricted guest did not have.
+    const about = joined.filter((e) => ['realm_user', 'presence', 'user_status'].includes(e.type)).map((e) => e.type);
+    expect(about).toEqual(['realm_user', 'user_status', 'presence']);
+    expect(withoutIds(joined.filter((e) => e.type === 'user_status'))).toEqual([
+      { type: 'user_status', user_id: uid('othello'), status_text: 'othello at work', emoji_name: 'car', emoji_code: '1f697', reaction_type: 'unicode_emoji' },
+    ]);
     const left = await expectStateConsistent(t, 'polonius', () => t.delete('/users/me/subscriptions', { subscriptions: ['guest room'] }, 'othello'), params);
     expect(withoutIds(left.filter((e) => e.type === 'realm_user'))).toEqual([{ type: 'realm_user', op: 'remove', person: { user_id: uid('othello'), full_name: 'Unknown user' } }]);
   });

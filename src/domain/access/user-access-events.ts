@@ -4,6 +4,12 @@ import { presentUser } from '../../presenters/user.js';
 import { profileDataByUser } from '../../store/profile-fields.js';
 import { accessSets, ALL, INACCESSIBLE_USER_NAME, realmRestrictionIn, restrictingGroupId, type AccessSet } from './user-access.js';
 import { peekRealm } from '../realm-row-cache.js';
+import type { ParleyEvent } from '../../events/types.js';
+import { presenceOf } from '../presence-state.js';
+import { presenceResponse } from '../presence-views.js';
+import { legacyClientPresence, modernPresence } from '../../presenters/presence.js';
+import { presentUserStatus } from '../../presenters/user-status.js';
+import { userSettings } from '../rules/user-settings.js';
 
 /**
  * Keeping restricted guests' user lists correct as access changes: when a
@@ -76,17 +82,26 @@ export async function emitAccessChanges(app: AppCtx, tx: Tx, realmId: number, be
   ]);
   const byId = new Map(rows.map((r) => [r.id, r]));
   const domain = fakeEmailDomain(app.config);
+  const statuses = await statusEvents(tx, realmId, addedIds);
   for (const c of changes) {
     const view = { viewerId: c.guest, viewerRole: c.role, fakeEmailDomain: domain, clientGravatar: false, includeCustomProfileFields: true, profileData: profiles };
     for (const id of c.added.sort((x, y) => x - y)) {
       const row = byId.get(id);
       if (!row || row.realm_id !== realmId) continue;
       tx.emit(realmId, { type: 'realm_user', op: 'add', person: presentUser(row, view), __access_checked: true }, [c.guest]);
+      for (const e of statuses.get(id) ?? []) tx.emit(realmId, e, [c.guest]);
     }
     for (const id of c.removed.sort((x, y) => x - y)) {
       tx.emit(realmId, { type: 'realm_user', op: 'remove', person: { user_id: id, full_name: INACCESSIBLE_USER_NAME } }, [c.guest]);
     }
   }
+  // Presence is read from memory and the presence directory (a statement of its own, not
+  // inside this transaction: SQLite has one connection), so after the commit; the events
+  // still go out with this action's, after the adds.
+  const gained = changes.filter((c) => c.added.length > 0);
+  if (gained.length) tx.afterCommit(async () => {
+    for (const ev of await presenceEvents(app, realmId, gained)) tx.emit(realmId, ev.event, [ev.to]);
+  });
 }
 
 /**
@@ -101,4 +116,60 @@ export async function withAccessChanges<T>(app: AppCtx, tx: Tx, realmId: number,
   const result = await action();
   await emitAccessChanges(app, tx, realmId, before);
   return result;
+}
+
+/**
+ * A restricted guest sees the presence and status of accessible users only
+ * (state/presence.ts, state/profiles.ts), so a user who becomes accessible
+ * comes with them: after its add, a user_status event with its whole status
+ * (when it has one) and a presence event (when a fresh /register would list
+ * the user's presence). Zulip limits presence only with
+ * CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE and sends neither; Parley always
+ * limits both, and these events keep a client's state equal to a fresh /register.
+ * Cost: one statement (the statuses) when some user became accessible.
+ */
+async function statusEvents(tx: Tx, realmId: number, userIds: readonly number[]): Promise<Map<number, ParleyEvent[]>> {
+  const out = new Map<number, ParleyEvent[]>();
+  if (userIds.length === 0) return out;
+  const rows = await tx.db
+    .selectFrom('user_statuses as s')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .select(['s.user_id', 's.status_text', 's.emoji_name', 's.emoji_code', 's.reaction_type', 'u.settings'])
+    .where('s.realm_id', '=', realmId)
+    .where('u.is_active', '=', 1)
+    .where('s.user_id', 'in', [...userIds])
+    .execute();
+  for (const r of rows) {
+    const status = presentUserStatus(r, userSettings(r.settings).presence_enabled !== false);
+    if (Object.keys(status).length) out.set(r.user_id, [{ type: 'user_status', user_id: r.user_id, ...status, __access_checked: true }]);
+  }
+  return out;
+}
+
+async function presenceEvents(app: AppCtx, realmId: number, changes: readonly { guest: number; added: readonly number[] }[]): Promise<{ to: number; event: ParleyEvent }[]> {
+  const state = presenceOf(app);
+  await state.ready();
+  const [dir, listed] = await Promise.all([state.directory(realmId), presenceResponse(app, realmId, { slim: true })]);
+  const entries = state.realm(realmId).entries;
+  const out: { to: number; event: ParleyEvent }[] = [];
+  for (const c of changes) {
+    for (const id of c.added) {
+      const u = dir.byId.get(id);
+      const entry = entries.get(id);
+      if (!u || !entry || listed.presences[String(id)] === undefined) continue;
+      out.push({
+        to: c.guest,
+        event: {
+          type: 'presence',
+          user_id: id,
+          email: u.email,
+          server_timestamp: state.now(),
+          presence: { website: legacyClientPresence(entry, u.dateJoined) },
+          __modern: modernPresence(entry, u.dateJoined),
+          __access_checked: true,
+        },
+      });
+    }
+  }
+  return out;
 }
