@@ -247,3 +247,32 @@ describe('realm_non_active_users', () => {
     expect(asAdmin.realm_non_active_users.map((u: any) => u.user_id).sort((a: number, b: number) => a - b)).toEqual([gone.id, partner.id]);
   });
 });
+
+describe('reactions and subscription status', () => {
+  it('a reactor the restricted guest cannot access: the placeholder in the legacy user object (fetch and event); user_id stays', async () => {
+    const msgId = await sendChannelMessage(t, 'hamlet', room, 'r', 'react to me');
+    const q = await registerQueue(t, 'polonius', { event_types: ['reaction'] });
+    const qm = await registerQueue(t, 'hamlet', { event_types: ['reaction'] });
+    expectSuccess(await t.post(`/messages/${msgId}/reactions`, { emoji_name: 'smile' }, 'othello'));
+    const placeholder = { email: `user${id('othello')}@zulip.testserver`, id: id('othello'), full_name: 'Unknown user' };
+    const [event] = await getEvents(t, 'polonius', q.queue_id, q.last_event_id);
+    expect(event).toMatchObject({ type: 'reaction', op: 'add', user_id: id('othello'), user: { user_id: id('othello'), email: placeholder.email, full_name: 'Unknown user' } });
+    const [forMember] = await getEvents(t, 'hamlet', qm.queue_id, qm.last_event_id);
+    expect(forMember.user.full_name).toBe('Othello, the Moor of Venice');
+    const fetched = expectSuccess(await t.get(`/messages/${msgId}`, {}, 'polonius')).message;
+    expect(fetched.reactions).toEqual([{ emoji_name: 'smile', emoji_code: '1f642', reaction_type: 'unicode_emoji', user_id: id('othello'), user: placeholder }]);
+    for (const who of ['hamlet', 'iago'] as const) {
+      expect(expectSuccess(await t.get(`/messages/${msgId}`, {}, who)).message.reactions[0].user.full_name).toBe('Othello, the Moor of Venice');
+    }
+    await unrestrict();
+    expect(expectSuccess(await t.get(`/messages/${msgId}`, {}, 'polonius')).message.reactions[0].user.full_name).toBe('Othello, the Moor of Venice');
+  });
+
+  it('GET /users/{id}/subscriptions/{stream_id}: "Insufficient permission" for a user the restricted guest cannot access', async () => {
+    expectError(await t.get(`/users/${id('othello')}/subscriptions/${room}`, {}, 'polonius'), 400, 'BAD_REQUEST', 'Insufficient permission');
+    expect(expectSuccess(await t.get(`/users/${id('hamlet')}/subscriptions/${room}`, {}, 'polonius')).is_subscribed).toBe(true);
+    for (const who of ['hamlet', 'iago'] as const) expect(expectSuccess(await t.get(`/users/${id('othello')}/subscriptions/${room}`, {}, who)).is_subscribed).toBe(false);
+    await unrestrict();
+    expect(expectSuccess(await t.get(`/users/${id('othello')}/subscriptions/${room}`, {}, 'polonius')).is_subscribed).toBe(false);
+  });
+});

@@ -17,6 +17,8 @@ import { accessSets, ALL, INACCESSIBLE_USER_AVATAR, INACCESSIBLE_USER_NAME, real
  * - realm_user add: get the placeholder instead, with `inaccessible_user: true`
  *   (not delivered to clients with user_list_incomplete);
  * - realm_user update, presence, user_status, typing: get nothing;
+ * - reaction: get it with the legacy `user` object as the placeholder
+ *   (name "Unknown user", dummy email);
  * - message: get it with sender_full_name "Unknown user", the dummy
  *   sender_email and the placeholder avatar.
  *
@@ -37,6 +39,8 @@ function aboutUser(e: ParleyEvent): number | undefined {
       return (e.sender as { user_id?: number } | undefined)?.user_id;
     case 'message':
       return (e.message as { sender_id?: number } | undefined)?.sender_id;
+    case 'reaction':
+      return typeof e.user_id === 'number' ? e.user_id : undefined;
     default:
       return undefined;
   }
@@ -91,6 +95,9 @@ export async function restrictDeliveries(app: AppCtx, deliveries: readonly Event
         event: { type: 'realm_user', op: 'add', person: presentInaccessibleUser(about, domain), inaccessible_user: true, __inaccessible_user: true },
         userIds: blind,
       });
+    } else if (e.type === 'reaction') {
+      // The reaction itself (user ids only in the modern API) still counts; the legacy `user` object is the placeholder.
+      out.push({ ...d, event: { ...e, user: { user_id: about, email: dummyEmail(about, domain), full_name: INACCESSIBLE_USER_NAME } }, userIds: blind });
     } else if (e.type === 'message') {
       out.push({
         ...d,
