@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_CAPABILITIES } from '../../src/state/register.js';
 import { expectSuccess, startTestServer, type TestServer } from '../support/server.js';
-import { expectStateConsistent, withoutIds } from '../support/events.js';
+import { expectStateConsistent, registerQueue, withoutIds } from '../support/events.js';
 import { createChannel, sendDirectMessage } from '../support/messages.js';
 import { group } from '../support/channels.js';
 
@@ -171,6 +171,33 @@ describe('deactivation, reactivation and role changes', () => {
     // The others do not notice anything but the role change.
     const forMember = await expectStateConsistent(t, 'hamlet', () => t.patch(`/users/${m.id}`, { role: 400 }, 'iago'));
     expect(forMember.filter((e) => e.type === 'realm_user').map((e) => e.op)).toEqual(['update']);
+    await setting('role:everyone');
+  });
+});
+
+describe('private channels and archived channels', () => {
+  const params = { client_capabilities: caps({ user_list_incomplete: true }) };
+
+  it('added to a private channel by a subscriber: its subscribers become accessible; removed by an admin: they go', async () => {
+    await setting('role:members');
+    const n = Math.floor(Math.random() * 1e6);
+    const secret = await createChannel(t, `secret ${n}`, ['othello'], { invite_only: true });
+    const added = await expectStateConsistent(t, 'polonius', async () => expectSuccess(await t.post('/users/me/subscriptions', { subscriptions: [{ name: `secret ${n}` }], principals: [t.users.polonius.id] }, 'othello')), params);
+    expect(added.filter((e) => e.type === 'realm_user').map((e) => [e.op, e.person.user_id])).toEqual([['add', uid('othello')]]);
+    const removed = await expectStateConsistent(t, 'polonius', async () => expectSuccess(await t.delete('/users/me/subscriptions', { subscriptions: [`secret ${n}`], principals: [t.users.polonius.id] }, 'owner')), params);
+    expect(withoutIds(removed.filter((e) => e.type === 'realm_user'))).toEqual([{ type: 'realm_user', op: 'remove', person: { user_id: uid('othello'), full_name: 'Unknown user' } }]);
+    expect(secret).toBeGreaterThan(0);
+    await setting('role:everyone');
+  });
+
+  it('archiving a shared channel changes nothing about access (subscriptions stay, as in Zulip)', async () => {
+    await setting('role:members');
+    const n = Math.floor(Math.random() * 1e6);
+    const shared = await createChannel(t, `to archive ${n}`, ['polonius', 'othello']);
+    const events = await expectStateConsistent(t, 'polonius', async () => expectSuccess(await t.delete(`/streams/${shared}`, {}, 'owner')), { ...params, client_capabilities: caps({ user_list_incomplete: true, archived_channels: true }) });
+    expect(events.filter((e) => e.type === 'realm_user')).toEqual([]);
+    const body = await registerQueue(t, 'polonius', params);
+    expect(body.realm_users.map((u: any) => u.user_id)).toContain(uid('othello'));
     await setting('role:everyone');
   });
 });
