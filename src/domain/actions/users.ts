@@ -12,6 +12,7 @@ import { emitDeliveryEmailsForRoleChange } from './email-visibility.js';
 import { channelsVisibleTo, emitOwnChannelAccessChanges } from './channel-access.js';
 import { emitPeerEventsForUserActivity } from './subscriptions.js';
 import { emitAnonymousSettingUpdates } from './group-setting-events.js';
+import { realmRestrictionIn } from '../access/user-access.js';
 import { generateApiKey } from '../rules/credentials.js';
 import { realmSettings } from '../rules/realm-settings.js';
 import { directSystemGroups, isFullMember } from '../rules/system-groups.js';
@@ -197,9 +198,11 @@ export async function doDeactivateUser(tx: Tx, user: UserRow): Promise<void> {
  * the new values of the anonymous group settings that listed it. The events
  * carry `__blind_to`: the delivery (access/user-access-delivery.ts) sends them
  * only to the guests who cannot access that user, to nobody in other realms.
- * (Bots are accessible to everyone: nothing to send.)
+ * (Bots are accessible to everyone: nothing to send. Realms without the
+ * restriction: one statement, reading the setting.)
  */
 async function emitGroupExitsForBlindGuests(tx: Tx, user: UserRow): Promise<void> {
+  if ((await realmRestrictionIn(tx.db, user.realm_id)) === null) return;
   const direct = await tx.db
     .selectFrom('user_group_members')
     .innerJoin('user_groups', 'user_groups.id', 'user_group_members.group_id')
