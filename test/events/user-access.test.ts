@@ -139,6 +139,13 @@ describe('deactivation, reactivation and role changes', () => {
     const stranger = await t.createUser({ email: `far${n}@zulip.com`, fullName: `Far Away ${n}` });
     const events = await expectStateConsistent(t, 'polonius', () => t.delete(`/users/${stranger.id}`, {}, 'iago'), params);
     expect(events.filter((e) => e.type === 'realm_user')).toEqual([]);
+    // It leaves its groups all the same (Zulip's user_group remove_members for those who cannot access it).
+    expect(events.filter((e) => e.type === 'user_group').map((e) => [e.op, e.user_ids])).toEqual([
+      ['remove_members', [stranger.id]],
+      ['remove_members', [stranger.id]],
+    ]);
+    const back = await expectStateConsistent(t, 'polonius', () => t.post(`/users/${stranger.id}/reactivate`, {}, 'iago'), params);
+    expect(back.filter((e) => e.type === 'realm_user')).toEqual([]);
     await setting('role:everyone');
   });
 
