@@ -165,7 +165,14 @@ export function presentMessage(
     subject: isChannel ? topicForClient(m.topic, o.allowEmptyTopicName, o.emptyTopicName) : '',
     topic_links: isChannel ? topicLinks(m.topic, o.linkifiers) : [],
     is_me_message: m.is_me_message === 1,
-    reactions: (rel.reactions.get(m.id) ?? []).map((r) => presentReaction(r, rel.users.get(r.user_id) ?? UNKNOWN_PERSON(r.user_id), o.fakeEmailDomain)),
+    reactions: (rel.reactions.get(m.id) ?? []).map((r) => {
+      const out = presentReaction(r, rel.users.get(r.user_id) ?? UNKNOWN_PERSON(r.user_id), o.fakeEmailDomain);
+      // A reactor the reader cannot access: the placeholder's name and dummy email in the legacy `user` object.
+      if (o.access !== undefined && o.access !== ALL && !o.access.has(r.user_id)) {
+        out.user = { email: dummyEmail(r.user_id, o.fakeEmailDomain), id: r.user_id, full_name: INACCESSIBLE_USER_NAME };
+      }
+      return out;
+    }),
     submessages: [],
     sender_full_name: sender.full_name,
     sender_email: personView(sender, o.fakeEmailDomain).email,

@@ -3,7 +3,7 @@ import { ROLE_GUEST } from '../../src/domain/rules/users.js';
 import { expectError, expectSuccess, startTestServer, type FixtureName, type TestServer, type TestUser } from '../support/server.js';
 import { getEvents, registerQueue } from '../support/events.js';
 import { createChannel, sendChannelMessage, sendDirectMessage } from '../support/messages.js';
-import { realmSetting } from '../support/channels.js';
+import { group, realmSetting } from '../support/channels.js';
 import { NO_CAPABILITIES } from '../../src/state/register.js';
 
 const caps = (c: Record<string, boolean>) => ({ ...NO_CAPABILITIES, ...c });
@@ -193,14 +193,33 @@ describe('realm_user add for a newcomer', () => {
   });
 });
 
-describe('unrestricted guest', () => {
-  it('a guest in the can_access_all_users_group (through a subgroup) sees everyone', async () => {
-    const g = expectSuccess(await t.post('/user_groups/create', { name: 'contractors', description: 'c', members: [id('polonius')] }, 'iago'));
-    const outer = expectSuccess(await t.post('/user_groups/create', { name: 'outer', description: 'o', members: [], subgroups: [g.group_id] }, 'iago'));
-    expectSuccess(await t.patch('/realm', { can_access_all_users_group: { new: outer.group_id } }, 'owner'));
-    const body = await registerQueue(t, 'polonius');
-    expect(body.realm_users.some((u: any) => u.full_name === 'Unknown user')).toBe(false);
-    expect(expectSuccess(await t.get(`/users/${id('othello')}`, {}, 'polonius')).user.user_id).toBe(id('othello'));
+describe('the setting takes role:everyone or role:members only', () => {
+  it("refuses every other group with Zulip's errors, writing nothing", async () => {
+    const named = expectSuccess(await t.post('/user_groups/create', { name: 'contractors', description: 'c', members: [id('polonius')] }, 'iago')).group_id;
+    const before = expectSuccess(await t.get('/user_groups', {}, 'iago'));
+    const register = async () => (await registerQueue(t, 'owner')).realm_can_access_all_users_group;
+    const current = await register();
+    const SYSTEM = "'can_access_all_users_group' must be a system user group.";
+    const cases: [unknown, string, string][] = [
+      [named, 'SYSTEM_GROUP_REQUIRED', SYSTEM],
+      [{ direct_members: [id('polonius')], direct_subgroups: [] }, 'SYSTEM_GROUP_REQUIRED', SYSTEM],
+      [{ direct_members: [id('hamlet')], direct_subgroups: [await group(t, 'role:members')] }, 'SYSTEM_GROUP_REQUIRED', SYSTEM],
+      [{ direct_members: [], direct_subgroups: [] }, 'BAD_REQUEST', "'can_access_all_users_group' setting cannot be set to 'role:nobody' group."],
+    ];
+    for (const name of ['role:nobody', 'role:internet', 'role:owners', 'role:administrators', 'role:moderators', 'role:fullmembers']) {
+      cases.push([await group(t, name), 'BAD_REQUEST', `'can_access_all_users_group' setting cannot be set to '${name}' group.`]);
+    }
+    const deliveries = await t.captureEvents(async () => {
+      for (const [value, code, msg] of cases) expectError(await t.patch('/realm', { can_access_all_users_group: { new: value } }, 'owner'), 400, code, msg);
+    });
+    expect(deliveries).toEqual([]);
+    expect(await register()).toEqual(current);
+    expect(expectSuccess(await t.get('/user_groups', {}, 'iago'))).toEqual(before);
+    // The two allowed values.
+    for (const name of ['role:everyone', 'role:members']) {
+      expectSuccess(await t.patch('/realm', { can_access_all_users_group: { new: await group(t, name) } }, 'owner'));
+      expect(await register()).toBe(await group(t, name));
+    }
   });
 });
 
@@ -226,5 +245,34 @@ describe('realm_non_active_users', () => {
     expect(incomplete.realm_non_active_users.map((u: any) => [u.user_id, u.full_name])).toEqual([[partner.id, 'Old Partner']]);
     const asAdmin = await registerQueue(t, 'iago');
     expect(asAdmin.realm_non_active_users.map((u: any) => u.user_id).sort((a: number, b: number) => a - b)).toEqual([gone.id, partner.id]);
+  });
+});
+
+describe('reactions and subscription status', () => {
+  it('a reactor the restricted guest cannot access: the placeholder in the legacy user object (fetch and event); user_id stays', async () => {
+    const msgId = await sendChannelMessage(t, 'hamlet', room, 'r', 'react to me');
+    const q = await registerQueue(t, 'polonius', { event_types: ['reaction'] });
+    const qm = await registerQueue(t, 'hamlet', { event_types: ['reaction'] });
+    expectSuccess(await t.post(`/messages/${msgId}/reactions`, { emoji_name: 'smile' }, 'othello'));
+    const placeholder = { email: `user${id('othello')}@zulip.testserver`, id: id('othello'), full_name: 'Unknown user' };
+    const [event] = await getEvents(t, 'polonius', q.queue_id, q.last_event_id);
+    expect(event).toMatchObject({ type: 'reaction', op: 'add', user_id: id('othello'), user: { user_id: id('othello'), email: placeholder.email, full_name: 'Unknown user' } });
+    const [forMember] = await getEvents(t, 'hamlet', qm.queue_id, qm.last_event_id);
+    expect(forMember.user.full_name).toBe('Othello, the Moor of Venice');
+    const fetched = expectSuccess(await t.get(`/messages/${msgId}`, {}, 'polonius')).message;
+    expect(fetched.reactions).toEqual([{ emoji_name: 'smile', emoji_code: '1f642', reaction_type: 'unicode_emoji', user_id: id('othello'), user: placeholder }]);
+    for (const who of ['hamlet', 'iago'] as const) {
+      expect(expectSuccess(await t.get(`/messages/${msgId}`, {}, who)).message.reactions[0].user.full_name).toBe('Othello, the Moor of Venice');
+    }
+    await unrestrict();
+    expect(expectSuccess(await t.get(`/messages/${msgId}`, {}, 'polonius')).message.reactions[0].user.full_name).toBe('Othello, the Moor of Venice');
+  });
+
+  it('GET /users/{id}/subscriptions/{stream_id}: "Insufficient permission" for a user the restricted guest cannot access', async () => {
+    expectError(await t.get(`/users/${id('othello')}/subscriptions/${room}`, {}, 'polonius'), 400, 'BAD_REQUEST', 'Insufficient permission');
+    expect(expectSuccess(await t.get(`/users/${id('hamlet')}/subscriptions/${room}`, {}, 'polonius')).is_subscribed).toBe(true);
+    for (const who of ['hamlet', 'iago'] as const) expect(expectSuccess(await t.get(`/users/${id('othello')}/subscriptions/${room}`, {}, who)).is_subscribed).toBe(false);
+    await unrestrict();
+    expect(expectSuccess(await t.get(`/users/${id('othello')}/subscriptions/${room}`, {}, 'polonius')).is_subscribed).toBe(false);
   });
 });

@@ -17,6 +17,8 @@ import { accessSets, ALL, INACCESSIBLE_USER_AVATAR, INACCESSIBLE_USER_NAME, real
  * - realm_user add: get the placeholder instead, with `inaccessible_user: true`
  *   (not delivered to clients with user_list_incomplete);
  * - realm_user update, presence, user_status, typing: get nothing;
+ * - reaction: get it with the legacy `user` object as the placeholder
+ *   (name "Unknown user", dummy email);
  * - message: get it with sender_full_name "Unknown user", the dummy
  *   sender_email and the placeholder avatar.
  *
@@ -37,26 +39,40 @@ function aboutUser(e: ParleyEvent): number | undefined {
       return (e.sender as { user_id?: number } | undefined)?.user_id;
     case 'message':
       return (e.message as { sender_id?: number } | undefined)?.sender_id;
+    case 'reaction':
+      return typeof e.user_id === 'number' ? e.user_id : undefined;
     default:
       return undefined;
   }
 }
 
+/** An event only for the guests who cannot access this user (`__blind_to`), e.g. group exits of a deactivated user. */
+const blindTo = (e: ParleyEvent): number | undefined => (typeof e.__blind_to === 'number' ? e.__blind_to : undefined);
+
 export async function restrictDeliveries(app: AppCtx, deliveries: readonly EventDelivery[]): Promise<readonly EventDelivery[]> {
   const realms = new Set<number>();
-  for (const d of deliveries) if (aboutUser(d.event) !== undefined) realms.add(d.realmId);
+  for (const d of deliveries) if (aboutUser(d.event) !== undefined || blindTo(d.event) !== undefined) realms.add(d.realmId);
   if (realms.size === 0) return deliveries;
   const setsByRealm = new Map<number, Map<number, AccessSet>>();
   for (const realmId of realms) {
     const groupId = await realmRestriction(app, realmId);
     if (groupId !== null) setsByRealm.set(realmId, await accessSets(app.db, realmId, groupId, 'all'));
   }
-  if (setsByRealm.size === 0) return deliveries;
+  if (setsByRealm.size === 0) return deliveries.filter((d) => blindTo(d.event) === undefined);
   const domain = fakeEmailDomain(app.config);
   const out: EventDelivery[] = [];
   for (const d of deliveries) {
-    const about = aboutUser(d.event);
     const sets = setsByRealm.get(d.realmId);
+    const only = blindTo(d.event);
+    if (only !== undefined) {
+      const blindOnes = sets ? d.userIds.filter((id) => {
+        const s = sets.get(id);
+        return s !== undefined && s !== ALL && !s.has(only);
+      }) : [];
+      if (blindOnes.length) out.push({ ...d, userIds: blindOnes });
+      continue;
+    }
+    const about = aboutUser(d.event);
     if (about === undefined || !sets) {
       out.push(d);
       continue;
@@ -79,6 +95,9 @@ export async function restrictDeliveries(app: AppCtx, deliveries: readonly Event
         event: { type: 'realm_user', op: 'add', person: presentInaccessibleUser(about, domain), inaccessible_user: true, __inaccessible_user: true },
         userIds: blind,
       });
+    } else if (e.type === 'reaction') {
+      // The reaction itself (user ids only in the modern API) still counts; the legacy `user` object is the placeholder.
+      out.push({ ...d, event: { ...e, user: { user_id: about, email: dummyEmail(about, domain), full_name: INACCESSIBLE_USER_NAME } }, userIds: blind });
     } else if (e.type === 'message') {
       out.push({
         ...d,

@@ -19,7 +19,7 @@ import { activeUserIds } from '../../store/users.js';
  *   see the channel (Zulip sends nothing there, and its clients' channel
  *   settings go stale; Parley keeps them in step like the other two).
  */
-export async function emitAnonymousSettingUpdates(tx: Tx, realmId: number, anonymousGroupIds: readonly number[]): Promise<void> {
+export async function emitAnonymousSettingUpdates(tx: Tx, realmId: number, anonymousGroupIds: readonly number[], mark: Record<string, unknown> = {}): Promise<void> {
   const ids = [...new Set(anonymousGroupIds)];
   if (ids.length === 0) return;
   const values = await presentGroupSettings(tx.db, ids);
@@ -37,7 +37,7 @@ export async function emitAnonymousSettingUpdates(tx: Tx, realmId: number, anony
     for (const name of GROUP_SETTING_NAMES) {
       const gid = g[name];
       if (gid !== null && ids.includes(gid)) {
-        tx.emit(realmId, { type: 'user_group', op: 'update', group_id: g.id, data: { [name]: values.get(gid) } }, everyone);
+        tx.emit(realmId, { type: 'user_group', op: 'update', group_id: g.id, data: { [name]: values.get(gid) }, ...mark }, everyone);
       }
     }
   }
@@ -47,7 +47,7 @@ export async function emitAnonymousSettingUpdates(tx: Tx, realmId: number, anony
   for (const name of Object.keys(REALM_GROUP_SETTING_DEFAULTS)) {
     const gid = rs[name];
     if (typeof gid === 'number' && ids.includes(gid)) {
-      tx.emit(realmId, { type: 'realm', op: 'update_dict', property: 'default', data: { [name]: values.get(gid) } }, everyone);
+      tx.emit(realmId, { type: 'realm', op: 'update_dict', property: 'default', data: { [name]: values.get(gid) }, ...mark }, everyone);
     }
   }
 
@@ -66,7 +66,7 @@ export async function emitAnonymousSettingUpdates(tx: Tx, realmId: number, anony
     for (const name of CHANNEL_PERMISSION_NAMES) {
       const gid = ch[settingColumn(name)];
       if (!ids.includes(gid)) continue;
-      tx.emit(realmId, { type: 'stream', op: 'update', stream_id: ch.id, name: ch.name, property: name, value: values.get(gid) }, to);
+      tx.emit(realmId, { type: 'stream', op: 'update', stream_id: ch.id, name: ch.name, property: name, value: values.get(gid), ...mark }, to);
     }
   }
 }

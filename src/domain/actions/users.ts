@@ -12,6 +12,7 @@ import { emitDeliveryEmailsForRoleChange } from './email-visibility.js';
 import { channelsVisibleTo, emitOwnChannelAccessChanges } from './channel-access.js';
 import { emitPeerEventsForUserActivity } from './subscriptions.js';
 import { emitAnonymousSettingUpdates } from './group-setting-events.js';
+import { realmRestrictionIn } from '../access/user-access.js';
 import { generateApiKey } from '../rules/credentials.js';
 import { realmSettings } from '../rules/realm-settings.js';
 import { directSystemGroups, isFullMember } from '../rules/system-groups.js';
@@ -176,6 +177,7 @@ export async function doDeactivateUser(tx: Tx, user: UserRow): Promise<void> {
   await deleteWebSessionsOfUser(tx.db, user.id);
   await emitPeerEventsForUserActivity(tx, user, 'peer_remove');
   await emitPersonUpdate(tx, user.realm_id, { user_id: user.id, is_active: false });
+  if (!user.is_bot) await emitGroupExitsForBlindGuests(tx, user);
   if (user.is_bot) await emitRealmBotUpdate(tx, user, { is_active: false });
   if (!user.is_bot) {
     const bots = await tx.db
@@ -186,6 +188,34 @@ export async function doDeactivateUser(tx: Tx, user: UserRow): Promise<void> {
       .execute();
     for (const bot of bots) await doDeactivateUser(tx, bot);
   }
+}
+
+/**
+ * Restricted guests who cannot access a deactivated user do not get its
+ * realm_user update (the event delivery leaves them out), so, as Zulip's
+ * send_events_for_user_deactivation, they are told the user left its groups:
+ * user_group remove_members for each named group it is a direct member of and
+ * the new values of the anonymous group settings that listed it. The events
+ * carry `__blind_to`: the delivery (access/user-access-delivery.ts) sends them
+ * only to the guests who cannot access that user, to nobody in other realms.
+ * (Bots are accessible to everyone: nothing to send. Realms without the
+ * restriction: one statement, reading the setting.)
+ */
+async function emitGroupExitsForBlindGuests(tx: Tx, user: UserRow): Promise<void> {
+  if ((await realmRestrictionIn(tx.db, user.realm_id)) === null) return;
+  const direct = await tx.db
+    .selectFrom('user_group_members')
+    .innerJoin('user_groups', 'user_groups.id', 'user_group_members.group_id')
+    .select(['user_groups.id', 'user_groups.name'])
+    .where('user_group_members.user_id', '=', user.id)
+    .orderBy('user_groups.id')
+    .execute();
+  const everyone = await users.activeUserIds(tx.db, user.realm_id);
+  const mark = { __blind_to: user.id };
+  for (const g of direct) {
+    if (g.name !== null) tx.emit(user.realm_id, { type: 'user_group', op: 'remove_members', group_id: g.id, user_ids: [user.id], ...mark }, everyone);
+  }
+  await emitAnonymousSettingUpdates(tx, user.realm_id, direct.filter((g) => g.name === null).map((g) => g.id), mark);
 }
 
 /**

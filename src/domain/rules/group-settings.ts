@@ -128,6 +128,8 @@ export interface SettingRules {
   readonly disallowed?: readonly string[];
   /** Only system groups allowed (SYSTEM_GROUP_REQUIRED). */
   readonly systemGroupsOnly?: boolean;
+  /** Zulip's allowed_system_groups: when given, the only system groups the setting may point to. */
+  readonly allowed?: readonly string[];
 }
 
 /**
@@ -191,6 +193,7 @@ export async function resolveGroupSetting(
       throw new JsonableError(`'${settingName}' must be a system user group.`, { code: 'SYSTEM_GROUP_REQUIRED' });
     }
     if (g.is_system_group && rules.disallowed?.includes(g.name)) throw settingGroupError(settingName, g.name);
+    if (g.is_system_group && rules.allowed && !rules.allowed.includes(g.name)) throw settingGroupError(settingName, g.name);
     return g.id;
   }
   if (rules.systemGroupsOnly) {

@@ -78,6 +78,16 @@ export const LANGUAGE_CODES = new Set([
 
 const GROUP_SETTINGS = Object.keys(REALM_GROUP_SETTING_DEFAULTS) as RealmGroupSetting[];
 /** Realm permissions that guests can never hold cannot point at role:everyone. */
+/**
+ * can_access_all_users_group (Zulip's Realm.REALM_PERMISSION_GROUP_SETTINGS:
+ * require_system_group, allow_nobody_group False, allow_internet_group False,
+ * allowed_system_groups [role:everyone, role:members]): only those two system
+ * groups; anything else is refused with access_user_group_for_setting's
+ * wording ("'can_access_all_users_group' must be a system user group." for
+ * a named or anonymous non-system group, "... setting cannot be set to
+ * 'role:X' group." for another system group).
+ */
+const ACCESS_ALL_USERS_RULES = { systemGroupsOnly: true, disallowed: ['role:internet', 'role:nobody'], allowed: ['role:everyone', 'role:members'] };
 const NO_EVERYONE = new Set(['create_multiuse_invite_group', 'can_invite_users_group', 'can_manage_all_groups', 'can_manage_billing_group', 'can_create_groups']);
 
 const params: Record<string, Param<any>> = {
@@ -164,7 +174,7 @@ export const updateRealm = endpoint({
         if (await doSetRealmProperty(tx, realmId, key, value)) data[key] = typeof value === 'string' ? 'updated' : value;
       }
       for (const [key, value] of groupChanges) {
-        const rules = { disallowed: NO_EVERYONE.has(key) ? ['role:internet', 'role:everyone'] : ['role:internet'] };
+        const rules = key === 'can_access_all_users_group' ? ACCESS_ALL_USERS_RULES : { disallowed: NO_EVERYONE.has(key) ? ['role:internet', 'role:everyone'] : ['role:internet'] };
         const groupId = await resolveGroupSetting(tx.db, realmId, key, value, rules, ctx.user.id);
         const apiValue = await presentGroupSetting(tx.db, groupId);
         // Who guests can access changes with this setting: every open queue of a guest gets the difference.

@@ -26,6 +26,7 @@ import {
 } from '../../domain/rules/users.js';
 import { presentInaccessibleUser, presentUser } from '../../presenters/user.js';
 import { canAccessUser, userAccessOf } from '../../domain/access/user-access.js';
+import { accessBefore, emitAccessChanges, withAccessChanges } from '../../domain/access/user-access-events.js';
 import { realmById } from '../../store/realms.js';
 import { countActiveHumanOwners, userByEmail, userById, usersInRealm, type UserRow } from '../../store/users.js';
 import { endpoint, type AuthedCtx } from '../endpoint.js';
@@ -134,7 +135,10 @@ export const updateUser = endpoint({
     if (full_name !== undefined && full_name !== target.full_name && full_name.trim() !== '') newName = checkFullName(full_name);
     const applyProfileData = profile_data === undefined ? undefined : await checkAdminProfileData(ctx.app, ctx.user, profile_data);
     await transact(ctx.app, async (tx) => {
+      // A role change to or from guest changes whom that user can access (restricted realms).
+      const access = role !== undefined && role !== target.role && !target.is_bot ? await accessBefore(tx, target.realm_id, ctx.app) : undefined;
       if (role !== undefined) await doChangeRole(tx, target, role);
+      if (access) await emitAccessChanges(ctx.app, tx, target.realm_id, access);
       if (newName !== undefined) await doChangeFullName(tx, target, newName);
       if (applyProfileData) await applyProfileData(tx, target);
     });
@@ -151,7 +155,7 @@ export const deactivateUser = endpoint({
     const target = await accessUserById(ctx.app, ctx.user, user_id, { forAdmin: true });
     if (target.role === ROLE_OWNER && ctx.user.role !== ROLE_OWNER) throw ownerRequired();
     if (await isLastOwner(ctx, target)) throw badRequest('Cannot deactivate the only organization owner');
-    await transact(ctx.app, (tx) => doDeactivateUser(tx, target));
+    await transact(ctx.app, (tx) => withAccessChanges(ctx.app, tx, target.realm_id, () => doDeactivateUser(tx, target)));
     return {};
   },
 });
@@ -177,7 +181,7 @@ export const deactivateOwnUser = endpoint({
         data: { is_last_owner: !lastUser, entity },
       });
     }
-    await transact(ctx.app, (tx) => doDeactivateUser(tx, me));
+    await transact(ctx.app, (tx) => withAccessChanges(ctx.app, tx, me.realm_id, () => doDeactivateUser(tx, me)));
     return {};
   },
 });
@@ -193,7 +197,7 @@ export const reactivateUser = endpoint({
       const owner = await userById(ctx.app.db, target.realm_id, target.bot_owner_id);
       if (owner && !owner.is_active) throw badRequest('Cannot reactivate a bot whose owner is deactivated.');
     }
-    await transact(ctx.app, (tx) => doReactivateUser(tx, target));
+    await transact(ctx.app, (tx) => withAccessChanges(ctx.app, tx, target.realm_id, () => doReactivateUser(tx, target)));
     return {};
   },
 });
