@@ -67,7 +67,6 @@ describe('POST /bots', () => {
   });
 
   it('bot types and can_create_bots_group / can_create_write_only_bots_group', async () => {
-    expectError(await t.post('/bots', { full_name: 'Outgoing', short_name: 'outgoing', bot_type: 3 }, 'hamlet'), 400, 'BAD_REQUEST', 'Invalid bot type');
     expectError(await t.post('/bots', { full_name: 'Embedded', short_name: 'embedded', bot_type: 4 }, 'hamlet'), 400, 'BAD_REQUEST', 'Invalid bot type');
     expectSuccess(await t.post('/bots', { full_name: 'Hook', short_name: 'hook', bot_type: 2 }, 'hamlet'));
     const restoreBots = await setRealmGroupSetting('can_create_bots_group', 'role:administrators');
