@@ -351,6 +351,51 @@ describe('failures, retries and time limits', () => {
     expect(await messagesAfter(msgId)).toEqual([[botId, channelId, 'greetings', 'only once', 'OutgoingWebhookResponse']]);
   });
 
+  it('a job claimed by a process that stopped waits for its claim to run out, then runs in another', async () => {
+    plan = [reply(200, { content: 'after the restart' })];
+    const msgId = await sendChannelMessage(t, 'cordelia', 'bots', 'greetings', '@**Echo Bot** survive');
+    const now = Math.floor(Date.now() / 1000);
+    // Another process claimed it and died during the request.
+    await t.app.ctx.db.updateTable('outgoing_webhook_jobs').set({ claimed_until: now + 30 }).execute();
+    const fresh = new OutgoingWebhookDelivery(t.app.ctx);
+    expect(await fresh.runDue(now * 1000)).toBe(0);
+    expect(hits).toEqual([]);
+    expect(await fresh.nextDueAt()).toBeNull();
+    // The claim runs out: the next process to scan takes the job over.
+    expect(await fresh.runDue((now + 31) * 1000)).toBe(1);
+    expect(hits).toHaveLength(1);
+    expect(await messagesAfter(msgId)).toEqual([[botId, channelId, 'greetings', 'after the restart', 'OutgoingWebhookResponse']]);
+    expect(await jobs()).toEqual([]);
+  });
+
+  it('an answer whose job was taken over meanwhile is not posted twice', async () => {
+    // Process A's request hangs past its claim; process B claims again and answers first.
+    let releaseA: () => void = () => {};
+    plan = [
+      (_req, res) => {
+        releaseA = () => reply(200, { content: 'from A' })(_req, res);
+      },
+      reply(200, { content: 'from B' }),
+    ];
+    const msgId = await sendChannelMessage(t, 'cordelia', 'bots', 'greetings', '@**Echo Bot** twice');
+    const config = t.app.ctx.config as { outgoingWebhookTimeoutMs: number };
+    config.outgoingWebhookTimeoutMs = 5000;
+    try {
+      const now = Math.floor(Date.now() / 1000);
+      const a = new OutgoingWebhookDelivery(t.app.ctx).runDue(now * 1000);
+      while (hits.length < 1) await new Promise((r) => setTimeout(r, 10));
+      // A's claim has run out by B's clock: B takes the job and answers.
+      await new OutgoingWebhookDelivery(t.app.ctx).runDue((now + 3600) * 1000);
+      releaseA();
+      await a;
+    } finally {
+      config.outgoingWebhookTimeoutMs = TIMEOUT_MS;
+    }
+    expect(hits).toHaveLength(2);
+    expect(await messagesAfter(msgId)).toEqual([[botId, channelId, 'greetings', 'from B', 'OutgoingWebhookResponse']]);
+    expect(await jobs()).toEqual([]);
+  });
+
   it('the answer is readable by the conversation (GET /messages as the sender)', async () => {
     plan = [reply(200, { content: 'visible' })];
     const msgId = await sendChannelMessage(t, 'cordelia', 'bots', 'visible', '@**Echo Bot** show');
