@@ -165,6 +165,19 @@ describe('triggers and the request', () => {
     expect(await jobs()).toEqual([]);
   });
 
+  it('a group mention triggers a member bot only when it is subscribed to the channel', async () => {
+    expectSuccess(await t.post('/user_groups/create', { name: 'helpers', description: 'bots that help', members: [botId] }, 'owner'));
+    plan = [reply(200, { response_not_required: true })];
+    await sendChannelMessage(t, 'cordelia', 'bots', 'groups', '@*helpers* anyone?');
+    expect(await jobs()).toEqual([]);
+    expectSuccess(await t.post('/users/me/subscriptions', { subscriptions: [{ name: 'bots' }], principals: [botId] }, 'owner'));
+    const msgId = await sendChannelMessage(t, 'cordelia', 'bots', 'groups', '@*helpers* now?');
+    expect((await jobs()).map((j) => [j.bot_id, j.message_id, j.trigger])).toEqual([[botId, msgId, 'mention']]);
+    await run();
+    expect(hits).toHaveLength(1);
+    expectSuccess(await t.delete('/users/me/subscriptions', { subscriptions: ['bots'], principals: [botId] }, 'owner'));
+  });
+
   it('no trigger: a mention in a code block, a silent mention, a message by a bot', async () => {
     await sendChannelMessage(t, 'cordelia', 'bots', 'quiet', '`@**Echo Bot**` and @_**Echo Bot**');
     await sendChannelMessage(t, t.users.bot, 'bots', 'quiet', '@**Echo Bot** from a bot');

@@ -383,7 +383,7 @@ async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, anno
   const readBy = new Set(input.internal?.readBy ?? []);
   const autoPolicy = await automaticPolicy(app, sender, a);
   // Outgoing-webhook bots this message triggers; a 1:1 DM to one needs the sender's recipient id (read now, outside the transaction).
-  const webhooks = webhookTriggers(sender, a, rendered);
+  const webhooks = await webhookTriggers(app.db, sender, a, rendered, groupMembers);
   const senderRecipient = webhooks.length && !a.channel && a.recipients.length === 2 ? await recipientId(app.db, realm.id, RECIPIENT_PERSONAL, sender.id) : undefined;
 
   const base = (a.channel ? 0 : FLAG_PRIVATE) | (rendered.streamWildcardMentioned ? FLAG_STREAM_WILDCARD : 0);

@@ -7,7 +7,10 @@ import { insertWebhookJobs } from '../../store/bot-services.js';
 import type { MessageRelations } from '../../store/message-relations.js';
 import type { RealmRow } from '../../store/realms.js';
 import type { UserRow } from '../../store/users.js';
-import { nowSeconds } from '../../store/db.js';
+import { nowSeconds, type Db } from '../../store/db.js';
+import type { TxDb } from '../context.js';
+
+type AnyDb = Db | TxDb;
 import { messageViewFor } from './message-events.js';
 
 /**
@@ -24,13 +27,29 @@ export interface WebhookTrigger {
   readonly trigger: 'mention' | 'direct_message';
 }
 
-export function webhookTriggers(
+export async function webhookTriggers(
+  db: AnyDb,
   sender: Pick<UserRow, 'id' | 'is_bot'>,
-  a: { readonly channel: unknown; readonly participants: readonly UserRow[] },
+  a: { readonly channel: unknown; readonly participants: readonly UserRow[]; readonly recipients: readonly number[] },
   rendered: Pick<RenderResult, 'mentionedServiceBotIds'>,
-): WebhookTrigger[] {
+  groupMembers: ReadonlySet<number>,
+): Promise<WebhookTrigger[]> {
   if (sender.is_bot) return [];
-  if (a.channel) return (rendered.mentionedServiceBotIds ?? []).map((botId) => ({ botId, trigger: 'mention' }));
+  if (a.channel) {
+    const ids = new Set(rendered.mentionedServiceBotIds ?? []);
+    // A mentioned group's members count as mentioned (Zulip adds them to mentions_user_ids); Zulip's
+    // service-bot candidates are the channel's subscribers and the directly mentioned users, so a bot
+    // reached through a group triggers when it is subscribed. One query, only for group mentions.
+    if (groupMembers.size) {
+      const subscribed = new Set(a.recipients);
+      const candidates = [...groupMembers].filter((id) => subscribed.has(id) && !ids.has(id));
+      if (candidates.length) {
+        const rows = await db.selectFrom('users').select('id').where('id', 'in', candidates).where('bot_type', '=', BOT_OUTGOING_WEBHOOK).where('is_active', '=', 1).execute();
+        for (const r of rows) ids.add(r.id);
+      }
+    }
+    return [...ids].sort((x, y) => x - y).map((botId) => ({ botId, trigger: 'mention' }));
+  }
   return a.participants
     .filter((u) => u.id !== sender.id && u.bot_type === BOT_OUTGOING_WEBHOOK && u.is_active === 1)
     .map((u) => ({ botId: u.id, trigger: 'direct_message' }));
