@@ -79,7 +79,8 @@ function pyStr(v: unknown): string {
   if (v === null) return 'None';
   if (v === true) return 'True';
   if (v === false) return 'False';
-  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(v);
+  if (typeof v === 'number') return String(v);
+  // Lists and objects: Python would print its repr; the JSON text is close enough for a reply.
   return JSON.stringify(v);
 }
 
