@@ -317,6 +317,16 @@ describe('/register consistency: realm_bots and realm_users', () => {
     }
   });
 
+  it('an outgoing-webhook bot: created, its service changed, its owner changed', async () => {
+    const flow = async () => {
+      const tag = Math.random().toString(36).slice(2, 8);
+      const bot = await makeBot('othello', `out${tag}`, `Outgoing ${tag}`, { bot_type: 3, payload_url: JSON.stringify('https://bots.example.com/a'), interface_type: 2 });
+      expectSuccess(await t.patch(`/bots/${bot.id}`, { service_payload_url: JSON.stringify('https://bots.example.com/b'), service_interface: 1 }, 'othello'));
+      expectSuccess(await t.patch(`/bots/${bot.id}`, { bot_owner_id: t.users.cordelia.id }, 'othello'));
+    };
+    for (const who of ['othello', 'cordelia', 'iago'] as const) await expectModuleConsistent(t, realmBotsModule, who, flow);
+  });
+
   it('a user who becomes an administrator sees every bot, and stops seeing them after', async () => {
     const u = await t.createUser({ email: 'promoted@zulip.com', fullName: 'Promoted Person' });
     await expectModuleConsistent(t, realmBotsModule, u, async () => expectSuccess(await t.patch(`/users/${u.id}`, { role: 200 }, 'owner')));
