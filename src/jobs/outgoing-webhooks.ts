@@ -2,6 +2,7 @@ import { fakeEmailDomain, realmUrl } from '../config.js';
 import type { AppCtx, Tx } from '../domain/context.js';
 import { JsonableError } from '../domain/errors.js';
 import { checkAndSendMessage, type SendInput } from '../domain/actions/message-send.js';
+import { doUpdateMessageFlags } from '../domain/actions/message-flags.js';
 import { channelSlug, encodeHashComponent } from '../domain/rules/markdown/index.js';
 import { isPublicAddress, safePost, FetchRefused, FetchTimedOut, type PostedAnswer } from '../net/safe-fetch.js';
 import { ZULIP_VERSION } from '../domain/version.js';
@@ -166,6 +167,9 @@ export class OutgoingWebhookDelivery implements JobSource {
     if (!bot || !bot.is_active || !service) return this.settleQuietly(job);
     const message = JSON.parse(job.message_json) as Message;
     const outcome = await this.request(bot, service, job, message);
+    // Zulip's worker then marks the message read for the bot (do_flag_service_bots_messages_as_processed);
+    // here once, after the first try.
+    if (job.failed_tries === 0) await this.markProcessed(bot, Number(message.id));
     switch (outcome.kind) {
       case 'no-request':
         return;
@@ -179,6 +183,24 @@ export class OutgoingWebhookDelivery implements JobSource {
         return this.failAndNotify(job, bot, message, 'Third party responded with 407', { status: 407 });
       case 'answer':
         return this.handleAnswer(job, bot, service, message, outcome.answer);
+    }
+  }
+
+  private async markProcessed(bot: UserRow, messageId: number): Promise<void> {
+    try {
+      const caller = {
+        id: bot.id,
+        realmId: bot.realm_id,
+        role: bot.role,
+        isBot: true,
+        botType: bot.bot_type,
+        email: apiEmail(bot, fakeEmailDomain(this.app.config)),
+        deliveryEmail: bot.delivery_email,
+        fullName: bot.full_name,
+      };
+      await doUpdateMessageFlags(this.app, caller, 'add', 'read', [messageId]);
+    } catch (err) {
+      this.app.log.warn({ err, botId: bot.id, messageId }, 'could not mark a message processed for an outgoing-webhook bot');
     }
   }
 

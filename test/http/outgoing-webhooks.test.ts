@@ -197,6 +197,9 @@ describe('triggers and the request', () => {
     expect(payload.message.type).toBe('private');
     expect(payload.message.display_recipient.map((r: any) => r.id).sort()).toEqual([t.users.cordelia.id, botId].sort());
     expect(await messagesAfter(msgId)).toEqual([[botId, dmKey(botId, t.users.cordelia.id), '', 'hello in private', 'OutgoingWebhookResponse']]);
+    // Processed: read for the bot (Zulip's do_flag_service_bots_messages_as_processed).
+    const row = await t.app.ctx.db.selectFrom('user_messages').select('flags').where('user_id', '=', botId).where('message_id', '=', msgId).executeTakeFirstOrThrow();
+    expect(row.flags & 1).toBe(1);
   });
 
   it('a group DM with the bot triggers it; the answer goes to the whole group', async () => {
