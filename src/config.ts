@@ -93,6 +93,15 @@ export interface Config {
   readonly schedulerEnabled: boolean;
   /** Longest the scheduler sleeps between scans; bounds how late another process's new job is seen. */
   readonly schedulerPollMs: number;
+  /** Time limit of one outgoing-webhook request (PARLEY_OUTGOING_WEBHOOK_TIMEOUT_MS; Zulip's OUTGOING_WEBHOOK_TIMEOUT_SECONDS is 10). */
+  readonly outgoingWebhookTimeoutMs: number;
+  /**
+   * Outgoing webhooks may reach loopback, private, link-local and other
+   * non-public addresses (PARLEY_OUTGOING_WEBHOOK_ALLOW_PRIVATE=1); off by default.
+   */
+  readonly outgoingWebhookAllowPrivate: boolean;
+  /** Non-public addresses outgoing webhooks may reach even so (PARLEY_OUTGOING_WEBHOOK_ALLOWED_ADDRESSES, comma list of IPs). */
+  readonly outgoingWebhookAllowedAddresses: readonly string[];
 }
 
 /** dist/web of the package this module belongs to (src/config.ts in tests, dist/src/config.js when built). */
@@ -180,6 +189,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webDir: env.PARLEY_WEB_DIR ? path.resolve(env.PARLEY_WEB_DIR) : defaultWebDir(),
     schedulerEnabled: env.PARLEY_SCHEDULER !== '0' && env.PARLEY_SCHEDULER !== 'false',
     schedulerPollMs: int(env, 'PARLEY_SCHEDULER_POLL_MS', 5000),
+    outgoingWebhookTimeoutMs: int(env, 'PARLEY_OUTGOING_WEBHOOK_TIMEOUT_MS', 10_000),
+    outgoingWebhookAllowPrivate: env.PARLEY_OUTGOING_WEBHOOK_ALLOW_PRIVATE === '1' || env.PARLEY_OUTGOING_WEBHOOK_ALLOW_PRIVATE === 'true',
+    outgoingWebhookAllowedAddresses: (env.PARLEY_OUTGOING_WEBHOOK_ALLOWED_ADDRESSES ?? '')
+      .split(',')
+      .map((a) => a.trim().toLowerCase())
+      .filter((a) => a !== ''),
     ...overrides,
   };
 }

@@ -1,6 +1,6 @@
 import { ALL, userAccessIn } from './access/user-access.js';
 import { isPossibleId } from './rules/ids.js';
-import { ROLE_GUEST } from './rules/users.js';
+import { BOT_OUTGOING_WEBHOOK, ROLE_GUEST } from './rules/users.js';
 import { realmUrl } from '../config.js';
 import type { Db } from '../store/db.js';
 import type { AppCtx, TxDb } from './context.js';
@@ -77,7 +77,7 @@ export async function markdownContextFor(app: AppCtx, db: AnyDb, realmId: number
     names.size || ids.size
       ? db
           .selectFrom('users')
-          .select(['id', 'full_name', 'is_active'])
+          .select(['id', 'full_name', 'is_active', 'bot_type'])
           .where('realm_id', '=', realmId)
           .where((eb) =>
             eb.or([
@@ -123,7 +123,7 @@ export async function markdownContextFor(app: AppCtx, db: AnyDb, realmId: number
   const access = users.length && sender?.role === ROLE_GUEST ? await userAccessIn(db, { id: sender.id, realmId, role: sender.role }) : ALL;
   if (access !== ALL) users = users.filter((u) => access.has(u.id));
   if (users.length) {
-    const list: MentionUser[] = users.map((u) => ({ id: u.id, fullName: u.full_name, isActive: u.is_active === 1 }));
+    const list: MentionUser[] = users.map((u) => ({ id: u.id, fullName: u.full_name, isActive: u.is_active === 1, botType: u.bot_type }));
     ctx.users = {
       byId: (id) => list.find((u) => u.id === id),
       byName: (name) => list.filter((u) => u.fullName.toLowerCase() === name.toLowerCase()),
@@ -173,6 +173,11 @@ export async function renderMessageContent(
   const ctx = await markdownContextFor(app, db, realmId, settings, sender, content);
   const out = renderMarkdownSafe(content, ctx, (message, details) => app.log.error(details, message));
   if (!out.ok) throw badRequest(out.error ?? 'Unable to render message');
+  // Outgoing-webhook bots among the mentioned users (their mention triggers the webhook); no extra query.
+  if (out.mentionedUserIds.size && ctx.users) {
+    const bots = [...out.mentionedUserIds].filter((id) => ctx.users!.byId(id)?.botType === BOT_OUTGOING_WEBHOOK);
+    if (bots.length) out.mentionedServiceBotIds = bots;
+  }
   return out;
 }
 

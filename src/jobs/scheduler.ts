@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 
 /**
- * Work that runs at a time: scheduled messages and reminders today. Each
+ * Work that runs at a time: scheduled messages, reminders and outgoing-webhook requests. Each
  * kind of job is a JobSource over a table; the scheduler only decides WHEN
  * to look. Correctness across processes lives in the sources: a due row is
  * claimed (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: a conditional UPDATE)
@@ -84,15 +84,19 @@ export class Scheduler {
    * returns how many ran. Tests call this instead of waiting.
    */
   async runDueNow(nowMs: number = this.now()): Promise<number> {
-    let total = 0;
-    for (const s of this.sources) {
-      try {
-        total += await s.runDue(nowMs);
-      } catch (err) {
-        this.opts.log.error({ err, source: s.name }, 'scheduled jobs failed');
-      }
-    }
-    return total;
+    // Sources run side by side: an outgoing webhook waiting for a slow bot server
+    // does not hold up a scheduled message that falls due meanwhile.
+    const counts = await Promise.all(
+      this.sources.map(async (s) => {
+        try {
+          return await s.runDue(nowMs);
+        } catch (err) {
+          this.opts.log.error({ err, source: s.name }, 'scheduled jobs failed');
+          return 0;
+        }
+      }),
+    );
+    return counts.reduce((a, b) => a + b, 0);
   }
 
   /** Stops waking; waits for a scan in progress so nothing is cut off half-way. */

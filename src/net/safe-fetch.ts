@@ -130,3 +130,74 @@ export async function safeFetchPage(raw: string, limits: SafeFetchLimits): Promi
   }
   throw new FetchRefused('too many redirects');
 }
+
+/** A request that ran past its deadline. */
+export class FetchTimedOut extends Error {}
+
+export interface PostedAnswer {
+  readonly status: number;
+  readonly body: string;
+}
+
+/**
+ * One POST (outgoing webhooks) under the same address rules as page fetches:
+ * only http/https, every resolved address checked by `allowAddress` (default
+ * public ones only) and connected to as checked; no redirects followed (a
+ * 3xx is an answer like any other); one deadline for connecting, sending and
+ * reading; at most `maxBytes` of the answer kept. Throws FetchRefused for a
+ * refused target, FetchTimedOut past the deadline, and the socket's error
+ * (ECONNREFUSED, ...) when the connection fails.
+ */
+export function safePost(raw: string, body: { readonly contentType: string; readonly data: string; readonly userAgent: string }, limits: SafeFetchLimits): Promise<PostedAnswer> {
+  return new Promise((resolve, reject) => {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      return reject(new FetchRefused('not a URL'));
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return reject(new FetchRefused('only http and https'));
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const allow = limits.allowAddress ?? isPublicAddress;
+    if (net.isIP(host) && !allow(host)) return reject(new FetchRefused('refusing a non-public address'));
+    const mod = url.protocol === 'https:' ? https : http;
+    const payload = Buffer.from(body.data, 'utf8');
+    let settled = false;
+    const fail = (e: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      reject(e);
+    };
+    const req = mod.request(
+      url,
+      {
+        method: 'POST',
+        lookup: guardedLookup(allow) as never,
+        headers: { 'user-agent': body.userAgent, 'content-type': body.contentType, 'content-length': String(payload.length), accept: '*/*' },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          if (size >= limits.maxBytes) return;
+          chunks.push(c.subarray(0, limits.maxBytes - size));
+          size += c.length;
+        });
+        res.on('end', () => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
+        });
+        res.on('error', fail);
+      },
+    );
+    const timer = setTimeout(() => {
+      fail(new FetchTimedOut('timed out'));
+      req.destroy();
+    }, limits.timeoutMs);
+    req.on('error', (e: Error & { code?: string }) => fail(e instanceof FetchRefused || e.code === 'EREFUSED' ? new FetchRefused(e.message) : e));
+    req.end(payload);
+  });
+}

@@ -1,4 +1,6 @@
+import { BOT_OUTGOING_WEBHOOK } from '../domain/rules/users.js';
 import type { UserRow } from '../store/users.js';
+import type { BotServiceRow } from '../store/bot-services.js';
 import { avatarUrl } from './user.js';
 
 /** Channel names of a bot's defaults (null when unset or unknown). */
@@ -11,7 +13,7 @@ export interface BotChannelNames {
  * A bot as realm_bots (/register) and realm_bot add events show it. Bots'
  * emails are always public, so email is the bot's address.
  */
-export function presentRealmBot(bot: UserRow, channels: BotChannelNames): Record<string, unknown> {
+export function presentRealmBot(bot: UserRow, channels: BotChannelNames, services: readonly BotServiceRow[] = []): Record<string, unknown> {
   return {
     email: bot.delivery_email,
     user_id: bot.id,
@@ -24,9 +26,15 @@ export function presentRealmBot(bot: UserRow, channels: BotChannelNames): Record
     default_all_public_streams: bot.default_all_public_streams === 1,
     owner_id: bot.bot_owner_id,
     avatar_url: avatarUrl(bot),
-    // Outgoing-webhook and embedded bots (the types with services) are not created by Parley.
-    services: [],
+    // Zulip's get_service_dicts_for_bots: outgoing-webhook bots list their services; other types none
+    // (embedded bots, which would show config_data, are not offered).
+    services: bot.bot_type === BOT_OUTGOING_WEBHOOK ? services.map(presentService) : [],
   };
+}
+
+/** One service of an outgoing-webhook bot, as realm_bots and realm_bot events show it. */
+export function presentService(s: BotServiceRow): { base_url: string; interface: number; token: string } {
+  return { base_url: s.base_url, interface: s.interface, token: s.token };
 }
 
 /** A bot as GET /bots lists it for its owner. */

@@ -198,6 +198,8 @@ export interface Database
   custom_profile_field_values: CustomProfileFieldValueTable;
   user_statuses: UserStatusTable;
   bot_storage: BotStorageTable;
+  bot_services: BotServiceTable;
+  outgoing_webhook_jobs: OutgoingWebhookJobTable;
 }
 
 /** Issue 19: Zulip's BotStorageData (key/value strings per bot). */
@@ -206,4 +208,30 @@ export interface BotStorageTable {
   user_id: number;
   key: string;
   value: string;
+}
+
+/** Issue 19: Zulip's Service (an outgoing-webhook bot's URL, token and interface). */
+export interface BotServiceTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  base_url: string;
+  token: string;
+  /** 1 generic, 2 Slack-compatible (Zulip's Service.GENERIC / SLACK). */
+  interface: number;
+}
+
+/** Issue 19: a triggered outgoing-webhook request, until answered or given up. */
+export interface OutgoingWebhookJobTable {
+  id: Generated<number>;
+  realm_id: number;
+  bot_id: number;
+  message_id: number;
+  /** "mention" or "direct_message". */
+  trigger: string;
+  message_json: string;
+  failed_tries: number;
+  /** Unix seconds. */
+  due_at: number;
+  claimed_until: number | null;
 }

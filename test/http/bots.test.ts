@@ -67,7 +67,6 @@ describe('POST /bots', () => {
   });
 
   it('bot types and can_create_bots_group / can_create_write_only_bots_group', async () => {
-    expectError(await t.post('/bots', { full_name: 'Outgoing', short_name: 'outgoing', bot_type: 3 }, 'hamlet'), 400, 'BAD_REQUEST', 'Invalid bot type');
     expectError(await t.post('/bots', { full_name: 'Embedded', short_name: 'embedded', bot_type: 4 }, 'hamlet'), 400, 'BAD_REQUEST', 'Invalid bot type');
     expectSuccess(await t.post('/bots', { full_name: 'Hook', short_name: 'hook', bot_type: 2 }, 'hamlet'));
     const restoreBots = await setRealmGroupSetting('can_create_bots_group', 'role:administrators');
@@ -316,6 +315,16 @@ describe('/register consistency: realm_bots and realm_users', () => {
       await expectModuleConsistent(t, realmBotsModule, who, flow);
       await expectModuleConsistent(t, usersModule, who, flow);
     }
+  });
+
+  it('an outgoing-webhook bot: created, its service changed, its owner changed', async () => {
+    const flow = async () => {
+      const tag = Math.random().toString(36).slice(2, 8);
+      const bot = await makeBot('othello', `out${tag}`, `Outgoing ${tag}`, { bot_type: 3, payload_url: JSON.stringify('https://bots.example.com/a'), interface_type: 2 });
+      expectSuccess(await t.patch(`/bots/${bot.id}`, { service_payload_url: JSON.stringify('https://bots.example.com/b'), service_interface: 1 }, 'othello'));
+      expectSuccess(await t.patch(`/bots/${bot.id}`, { bot_owner_id: t.users.cordelia.id }, 'othello'));
+    };
+    for (const who of ['othello', 'cordelia', 'iago'] as const) await expectModuleConsistent(t, realmBotsModule, who, flow);
   });
 
   it('a user who becomes an administrator sees every bot, and stops seeing them after', async () => {

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +12,9 @@ import { api, basic, buildOnce, ownerFromZuliprc, ROOT, startNode, stopNode, typ
  * The scheduler across processes: two Parley processes on one PostgreSQL
  * database (+ Redis) both scan for due scheduled messages; each message is
  * delivered exactly once. And across a restart: messages scheduled before
- * every process stopped are delivered by the next process to start.
+ * every process stopped are delivered by the next process to start. The
+ * same for outgoing-webhook jobs: each triggered request is made once and
+ * answered once with both processes scanning.
  */
 
 const PASSWORD = 'sched-Test-pa55word';
@@ -76,6 +80,8 @@ beforeAll(async () => {
     // Short scans so both processes race for every due message.
     PARLEY_SCHEDULER_POLL_MS: '100',
     PARLEY_RATE_LIMIT_PER_USER: '0',
+    // The outgoing-webhook case's bot server is this test process, on loopback.
+    PARLEY_OUTGOING_WEBHOOK_ALLOW_PRIVATE: '1',
   };
   const a = await start('a');
   const o = ownerFromZuliprc(a.dataDir);
@@ -117,6 +123,44 @@ describe('scheduled delivery across processes', () => {
     // Each row points at its own message.
     const distinct = await dbQuery<{ n: string }>("select count(distinct delivered_message_id) as n from scheduled_messages where topic = 'race'");
     expect(Number(distinct[0]!.n)).toBe(N);
+  }, 120_000);
+
+  it('outgoing webhooks with two processes: each mention is POSTed once and answered once', async () => {
+    const a = nodes[0]!;
+    const b = nodes[1] ?? (await start('b'));
+    const seen: string[] = [];
+    const hook = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        seen.push(body.data);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ content: `re: ${body.data}` }));
+      });
+    });
+    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/`;
+      const bot = await api(a, 'POST', '/bots', { full_name: 'Racer', short_name: 'racer', bot_type: 3, payload_url: JSON.stringify(url) }, hamlet);
+      expect(bot.status).toBe(200);
+      const N = 20;
+      for (let i = 0; i < N; i++) {
+        const r = await api(i % 2 ? b : a, 'POST', '/messages', { type: 'stream', to: String(channelId), topic: 'hook race', content: `@**Racer** q${i}` }, hamlet);
+        expect(r.status).toBe(200);
+      }
+      const answers = async () => dbQuery<{ content: string; n: string }>("select content, count(*) as n from messages where topic = 'hook race' and content like 're: %' group by content");
+      await waitFor(async () => (await answers()).length === N && Number((await dbQuery<{ n: string }>('select count(*) as n from outgoing_webhook_jobs'))[0]!.n) === 0, 60_000);
+      // Settle a little longer: a second request or answer would show up now.
+      await new Promise((r) => setTimeout(r, 500));
+      expect((await answers()).every((r) => Number(r.n) === 1)).toBe(true);
+      expect((await answers()).length).toBe(N);
+      expect(seen.length).toBe(N);
+      expect(new Set(seen).size).toBe(N);
+    } finally {
+      hook.closeAllConnections();
+      await new Promise((r) => hook.close(r));
+    }
   }, 120_000);
 
   it('a restart: scheduled before every process stopped, delivered by the next one to start', async () => {

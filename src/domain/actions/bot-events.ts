@@ -3,6 +3,8 @@ import type { Db } from '../../store/db.js';
 import { botsInRealm, botsOwnedBy, channelsBrief, humanAdminIds } from '../../store/bots.js';
 import type { UserRow } from '../../store/users.js';
 import { presentRealmBot, type BotChannelNames } from '../../presenters/bot.js';
+import { servicesOfBots } from '../../store/bot-services.js';
+import { BOT_OUTGOING_WEBHOOK } from '../rules/users.js';
 
 type AnyDb = Db | TxDb;
 
@@ -29,7 +31,9 @@ export async function botOwnerUserIds(db: AnyDb, bot: UserRow): Promise<number[]
 }
 
 export async function realmBotDict(db: AnyDb, bot: UserRow): Promise<Record<string, unknown>> {
-  return presentRealmBot(bot, await botChannelNames(db, bot));
+  // Services are read only for outgoing-webhook bots (no statement for the others).
+  const services = bot.bot_type === BOT_OUTGOING_WEBHOOK ? ((await servicesOfBots(db, [bot.id])).get(bot.id) ?? []) : [];
+  return presentRealmBot(bot, await botChannelNames(db, bot), services);
 }
 
 /** realm_bot add: the full bot; owner_id only when the bot has an owner (as Zulip's created_bot_event). */
@@ -50,7 +54,14 @@ export async function realmBotsFor(db: AnyDb, realmId: number, userId: number, r
   const channelIds = bots.flatMap((b) => [b.default_sending_stream_id, b.default_events_register_stream_id]).filter((x): x is number => x !== null);
   const channels = await channelsBrief(db, realmId, channelIds);
   const name = (id: number | null) => (id === null ? null : (channels.get(id)?.name ?? null));
+  // One query for every outgoing-webhook bot's services, and none when the realm has no such bot.
+  const serviceBotIds = bots.filter((b) => b.bot_type === BOT_OUTGOING_WEBHOOK).map((b) => b.id);
+  const services = await servicesOfBots(db, serviceBotIds);
   return bots.map((b) =>
-    presentRealmBot(b, { defaultSendingStream: name(b.default_sending_stream_id), defaultEventsRegisterStream: name(b.default_events_register_stream_id) }),
+    presentRealmBot(
+      b,
+      { defaultSendingStream: name(b.default_sending_stream_id), defaultEventsRegisterStream: name(b.default_events_register_stream_id) },
+      services.get(b.id) ?? [],
+    ),
   );
 }

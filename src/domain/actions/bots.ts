@@ -3,6 +3,8 @@ import { isAdminRole } from '../rules/users.js';
 import { activeUserIds, updateUser, userById, type UserRow } from '../../store/users.js';
 import { botOwnerUserIds, emitRealmBotUpdate, realmBotAddEvent } from './bot-events.js';
 import { channelsBrief } from '../../store/bots.js';
+import { servicesOfBots, updateBotService } from '../../store/bot-services.js';
+import { presentService } from '../../presenters/bot.js';
 
 /**
  * Zulip's do_change_bot_owner and send_bot_owner_update_events: the previous
@@ -50,4 +52,18 @@ export async function doChangeBotDefaultAllPublicStreams(tx: Tx, bot: UserRow, v
   const updated: UserRow = { ...bot, default_all_public_streams: value ? 1 : 0 };
   await emitRealmBotUpdate(tx, updated, { default_all_public_streams: value });
   return updated;
+}
+
+/**
+ * Zulip's do_update_outgoing_webhook_service: the bot's (first) service gets
+ * the new URL and interface; realm_bot update {services: [{base_url,
+ * interface, token}]} to the owner and admins. A bot without a service (not
+ * an outgoing-webhook bot) is left as it is (Zulip fails there with a
+ * server error).
+ */
+export async function doUpdateOutgoingWebhookService(tx: Tx, bot: UserRow, serviceInterface: number, payloadUrl: string): Promise<void> {
+  const service = (await servicesOfBots(tx.db, [bot.id])).get(bot.id)?.[0];
+  if (!service) return;
+  await updateBotService(tx.db, service.id, { base_url: payloadUrl, interface: serviceInterface });
+  await emitRealmBotUpdate(tx, bot, { services: [presentService({ ...service, base_url: payloadUrl, interface: serviceInterface })] });
 }

@@ -40,6 +40,7 @@ import { realmById, type RealmRow } from '../../store/realms.js';
 import { usersInRealm, type UserRow } from '../../store/users.js';
 import { doSetUserTopicPolicy } from './user-topics.js';
 import { messageViewFor } from './message-events.js';
+import { enqueueWebhookJobs, webhookTriggers } from './outgoing-webhook-triggers.js';
 
 /**
  * POST /messages: check (addressing, permissions, rendering, mentions) and
@@ -381,6 +382,9 @@ async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, anno
   const topicParticipants = input.internal ? new Set<number>() : await checkWildcards(app, sender, a, rendered);
   const readBy = new Set(input.internal?.readBy ?? []);
   const autoPolicy = await automaticPolicy(app, sender, a);
+  // Outgoing-webhook bots this message triggers; a 1:1 DM to one needs the sender's recipient id (read now, outside the transaction).
+  const webhooks = await webhookTriggers(app.db, sender, a, rendered, groupMembers);
+  const senderRecipient = webhooks.length && !a.channel && a.recipients.length === 2 ? await recipientId(app.db, realm.id, RECIPIENT_PERSONAL, sender.id) : undefined;
 
   const base = (a.channel ? 0 : FLAG_PRIVATE) | (rendered.streamWildcardMentioned ? FLAG_STREAM_WILDCARD : 0);
   const flagsFor = (userId: number): number => {
@@ -428,10 +432,16 @@ async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, anno
     }
     const people = new Map<number, UserRow>([[sender.id, sender], ...a.participants.map((u) => [u.id, u] as const)]);
     emitMessage(app, tx, realm, settings, { ...row, id }, people, ums, a, input, linkifiers);
+    if (webhooks.length) {
+      const rel: MessageRelations = { users: people, channels: new Map(a.channel ? [[a.channel.id, a.channel.name]] : []), reactions: new Map() };
+      await enqueueWebhookJobs(app, tx, realm, settings, { ...row, id }, rel, linkifiers, webhooks, senderRecipient);
+    }
     if (autoPolicy !== undefined) await doSetUserTopicPolicy(tx, sender.id, a.channel!, a.topic, autoPolicy);
     if (input.inTransaction) await input.inTransaction(tx, id);
     return id;
   }, announced);
+  // The scheduler picks the webhook jobs up now rather than at its next scan.
+  if (webhooks.length) app.jobs?.wake();
   // A thumbnail that finished between rendering and commit: swap its placeholder now.
   if (row.has_attachment && rendered.html.includes('image-loading-placeholder')) app.files.refreshPlaceholders(id);
   // Link previews that fetch the page: server switch and realm setting both on; after commit, in the background.

@@ -8,6 +8,7 @@ import { apiEmail, avatarUrl, canSeeDeliveryEmail, emailVisibility, isoMinutes, 
 import { botsInRealm } from '../../store/bots.js';
 import { deleteWebSessionsOfUser } from '../../store/web-sessions.js';
 import { botOwnerUserIds, emitRealmBotUpdate, realmBotAddEvent } from './bot-events.js';
+import { insertBotService } from '../../store/bot-services.js';
 import { emitDeliveryEmailsForRoleChange } from './email-visibility.js';
 import { channelsVisibleTo, emitOwnChannelAccessChanges } from './channel-access.js';
 import { emitPeerEventsForUserActivity } from './subscriptions.js';
@@ -34,6 +35,8 @@ export interface NewUser {
   readonly defaultSendingStreamId?: number | null;
   readonly defaultEventsRegisterStreamId?: number | null;
   readonly defaultAllPublicStreams?: boolean;
+  /** An outgoing-webhook bot's service (Zulip's add_service), stored before the realm_bot add event. */
+  readonly service?: { readonly name: string; readonly baseUrl: string; readonly interface: number; readonly token: string };
 }
 
 async function activeViewers(tx: Tx, realmId: number): Promise<{ id: number; role: number }[]> {
@@ -118,6 +121,7 @@ export async function doCreateUser(app: AppCtx, tx: Tx, realmId: number, nu: New
   emitUserAdded(app, tx, user, viewers);
   const full = isFullMember(now, await waitingPeriodDays(tx, realmId), now);
   await setSystemGroupMembership(tx, realmId, id, [], directSystemGroups(role, full), viewers.map((v) => v.id));
+  if (nu.service) await insertBotService(tx.db, { user_id: id, name: nu.service.name, base_url: nu.service.baseUrl, token: nu.service.token, interface: nu.service.interface });
   if (user.is_bot) tx.emit(realmId, await realmBotAddEvent(tx.db, user), await botOwnerUserIds(tx.db, user));
   return user;
 }

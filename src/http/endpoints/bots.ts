@@ -1,13 +1,16 @@
+import { isIP } from 'node:net';
+import { z } from 'zod';
 import { fakeEmailDomain } from '../../config.js';
 import { transact, type Caller } from '../../domain/context.js';
 import { withStagedAvatar, doChangeAvatarFields } from '../../domain/actions/avatars.js';
 import { botChannelNames } from '../../domain/actions/bot-events.js';
-import { doChangeBotDefaultAllPublicStreams, doChangeBotDefaultChannel, doChangeBotOwner, type DefaultChannelKind } from '../../domain/actions/bots.js';
+import { doChangeBotDefaultAllPublicStreams, doChangeBotDefaultChannel, doChangeBotOwner, doUpdateOutgoingWebhookService, type DefaultChannelKind } from '../../domain/actions/bots.js';
+import { generateApiKey } from '../../domain/rules/credentials.js';
 import { doChangeFullName, doChangeRole, doCreateUser, doDeactivateUser, doRegenerateApiKey } from '../../domain/actions/users.js';
 import { canAdminUser } from '../../domain/access/users.js';
 import { adminRequired, badRequest, insufficientPermission, ownerRequired } from '../../domain/errors.js';
 import { userHasRealmPermission, type RealmGroupSetting } from '../../domain/rules/realm-group-settings.js';
-import { BOT_GENERIC, BOT_INCOMING_WEBHOOK, checkBotShortName, checkFullName, isAdminRole, isValidEmail, ROLE_OWNER, ROLES } from '../../domain/rules/users.js';
+import { BOT_GENERIC, BOT_INCOMING_WEBHOOK, BOT_OUTGOING_WEBHOOK, checkBotShortName, checkFullName, isAdminRole, isValidEmail, ROLE_OWNER, ROLES } from '../../domain/rules/users.js';
 import { presentOwnedBot } from '../../presenters/bot.js';
 import { apiEmail, avatarUrl } from '../../presenters/user.js';
 import { isPossibleId } from '../../domain/rules/ids.js';
@@ -21,12 +24,42 @@ import { requireMemberOrAdmin } from './users.js';
 
 /**
  * Bots: create (POST /bots), list one's own (GET /bots), change (PATCH),
- * deactivate (DELETE) and regenerate a key. Bot types: generic (1) and
- * incoming webhook (2). Outgoing-webhook (3) and embedded (4) bots need a
- * service runner Parley does not have, so they are refused as types this
- * server does not offer ("Invalid bot type", as Zulip refuses embedded bots
- * when EMBEDDED_BOTS_ENABLED is off).
+ * deactivate (DELETE) and regenerate a key. Bot types: generic (1),
+ * incoming webhook (2) and outgoing webhook (3, with a service row: Zulip's
+ * add_service; jobs/outgoing-webhooks.ts calls it). Embedded bots (4) are
+ * refused as a type this server does not offer ("Invalid bot type", as
+ * Zulip refuses them when EMBEDDED_BOTS_ENABLED is off).
  */
+
+/** Zulip's Service.ALLOWED_INTERFACE_TYPES: GENERIC, SLACK. */
+export const SERVICE_INTERFACES = [1, 2] as const;
+
+/** Zulip's check_valid_interface_type. */
+function checkInterfaceType(value: number): void {
+  if (!(SERVICE_INTERFACES as readonly number[]).includes(value)) throw badRequest('Invalid interface type');
+}
+
+/**
+ * Zulip's check_url (Django's URLValidator): http, https, ftp or ftps with a
+ * host that is an IP address, localhost, or a dotted name ending in a label
+ * of letters. "{name} is not a URL" otherwise.
+ */
+export function checkUrl(name: string, value: string): string {
+  let ok = false;
+  try {
+    const u = new URL(value);
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    ok =
+      ['http:', 'https:', 'ftp:', 'ftps:'].includes(u.protocol) &&
+      value.length <= 2048 &&
+      !/\s/.test(value) &&
+      (isIP(host) !== 0 || host === 'localhost' || /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:[a-z]{2,63}|xn--[a-z0-9]{1,59})\.?$/i.test(host));
+  } catch {
+    ok = false;
+  }
+  if (!ok) throw badRequest(`${name} is not a URL`);
+  return value;
+}
 
 /** Zulip's check_bot_name_available: no active user of the realm with that name. */
 async function checkBotNameAvailable(app: AppCtx, realmId: number, fullName: string): Promise<void> {
@@ -53,7 +86,7 @@ async function checkBotType(app: AppCtx, caller: Caller, botType: number): Promi
   const full = await hasRealmPermission(app, caller, 'can_create_bots_group');
   const writeOnly = !full && (await hasRealmPermission(app, caller, 'can_create_write_only_bots_group'));
   if (!full && !(botType === BOT_INCOMING_WEBHOOK && writeOnly)) throw insufficientPermission();
-  const allowed = full ? [BOT_GENERIC, BOT_INCOMING_WEBHOOK] : [BOT_INCOMING_WEBHOOK];
+  const allowed = full ? [BOT_GENERIC, BOT_INCOMING_WEBHOOK, BOT_OUTGOING_WEBHOOK] : [BOT_INCOMING_WEBHOOK];
   if (!allowed.includes(botType)) throw badRequest('Invalid bot type');
 }
 
@@ -78,11 +111,17 @@ export const createBot = endpoint({
     full_name: p.str(),
     short_name: p.str(),
     bot_type: p.int().default(BOT_GENERIC),
+    // Zulip's add_bot_backend: a JSON-encoded URL (default ""), the interface (default generic) and a service name.
+    payload_url: p.json(z.string()).default(''),
+    interface_type: p.int().default(1),
+    service_name: p.str().optional(),
     default_sending_stream: p.str().optional(),
     default_events_register_stream: p.str().optional(),
     default_all_public_streams: p.bool().optional(),
   },
   handler: async (ctx, params) => {
+    // A parameter check in Zulip (json_validator=check_url), so before everything else; the default "" is allowed.
+    if (params.payload_url !== '') checkUrl('payload_url', params.payload_url);
     const short = checkBotShortName(params.short_name);
     const fullName = checkFullName(params.full_name);
     const email = `${short}-bot@${fakeEmailDomain(ctx.app.config)}`;
@@ -90,6 +129,7 @@ export const createBot = endpoint({
     if (await userByEmail(ctx.app.db, ctx.user.realmId, email)) throw badRequest('Username already in use');
     await checkBotNameAvailable(ctx.app, ctx.user.realmId, fullName);
     await checkBotType(ctx.app, ctx.user, params.bot_type);
+    checkInterfaceType(params.interface_type);
     const file = singleFile(ctx.files);
     const sending = params.default_sending_stream === undefined ? null : await channelForDefault(ctx, params.default_sending_stream);
     const register = params.default_events_register_stream === undefined ? null : await channelForDefault(ctx, params.default_events_register_stream);
@@ -107,6 +147,9 @@ export const createBot = endpoint({
           defaultSendingStreamId: sending,
           defaultEventsRegisterStreamId: register,
           defaultAllPublicStreams: params.default_all_public_streams ?? false,
+          ...(params.bot_type === BOT_OUTGOING_WEBHOOK
+            ? { service: { name: params.service_name || short, baseUrl: params.payload_url, interface: params.interface_type, token: generateApiKey() } }
+            : {}),
         }),
       ),
     );
@@ -158,9 +201,16 @@ export const updateBot = endpoint({
     default_sending_stream: p.str().optional(),
     default_events_register_stream: p.str().optional(),
     default_all_public_streams: p.bool().optional(),
+    // Zulip's patch_bot_backend: the service changes only when a payload URL is given.
+    service_payload_url: p.json(z.string()).optional(),
+    service_interface: p.int().default(1),
   },
   handler: async (ctx, params) => {
     const bot = await accessBot(ctx, params.bot_id);
+    if (params.service_payload_url !== undefined) {
+      checkUrl('service_payload_url', params.service_payload_url);
+      checkInterfaceType(params.service_interface);
+    }
     // Everything is checked before anything is written, so a refused request changes nothing.
     let newName: string | undefined;
     if (params.full_name !== undefined) {
@@ -207,6 +257,7 @@ export const updateBot = endpoint({
         for (const [kind, channelId] of channels) row = await doChangeBotDefaultChannel(tx, row, kind, channelId);
         if (params.default_all_public_streams !== undefined) row = await doChangeBotDefaultAllPublicStreams(tx, row, params.default_all_public_streams);
         if (stem) row = await doChangeAvatarFields(ctx.app, tx, row, 'U', stem);
+        if (params.service_payload_url !== undefined) await doUpdateOutgoingWebhookService(tx, row, params.service_interface, params.service_payload_url);
         return row;
       }),
     );
@@ -214,8 +265,9 @@ export const updateBot = endpoint({
     const out: Record<string, unknown> = {
       full_name: updated.full_name,
       avatar_url: avatarUrl(updated),
-      service_interface: 1,
-      service_payload_url: null,
+      // Echoes of the request, as Zulip answers.
+      service_interface: params.service_interface,
+      service_payload_url: params.service_payload_url ?? null,
       config_data: null,
       default_sending_stream: names.defaultSendingStream,
       default_events_register_stream: names.defaultEventsRegisterStream,

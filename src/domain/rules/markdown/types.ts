@@ -5,6 +5,8 @@ export interface MentionUser {
   fullName: string;
   /** Deactivated users still resolve, but render as silent mentions (no flag). */
   isActive?: boolean;
+  /** The user's bot type (null for humans); the renderer ignores it, senders read it back. */
+  botType?: number | null;
 }
 
 export interface MentionGroup {
@@ -102,6 +104,8 @@ export interface RenderResult {
   /** hrefs of the links in the message, without duplicates (order not significant). */
   links: string[];
   isMeMessage: boolean;
+  /** Mentioned outgoing-webhook bots (set by renderMessageContent, not by the renderer). */
+  mentionedServiceBotIds?: number[];
 }
 
 /** Per-render mutable state shared by the block and inline passes. */
