@@ -140,6 +140,9 @@ export async function startTestServer(
       // Fixture-heavy test files make hundreds of requests a minute; rate limits have their own test.
       rateLimitPerUser: 0,
       rateLimitPerIp: 0,
+      // The scheduler still wakes at each due time and after each local write; without the idle
+      // poll, no statement runs on a timer in the middle of a test's exact statement counts.
+      schedulerPollMs: 3_600_000,
       ...(eventsKind() === 'redis' ? { redisUrl: TEST_REDIS_URL, redisKeyPrefix: `parley:test:${process.pid}:${randomBytes(6).toString('hex')}:` } : {}),
       ...overrides,
     },
