@@ -198,6 +198,7 @@ export interface Database
   custom_profile_field_values: CustomProfileFieldValueTable;
   user_statuses: UserStatusTable;
   bot_storage: BotStorageTable;
+  realm_exports: RealmExportTable;
 }
 
 /** Issue 19: Zulip's BotStorageData (key/value strings per bot). */
@@ -206,4 +207,23 @@ export interface BotStorageTable {
   user_id: number;
   key: string;
   value: string;
+}
+
+/** Issue 19: an organization data export (Zulip's RealmExport). */
+export interface RealmExportTable {
+  id: Generated<number>;
+  realm_id: number;
+  acting_user_id: number | null;
+  /** 1 public, 2 full with consent (Zulip's RealmExport.EXPORT_*) */
+  type: number;
+  /** 1 requested, 2 started, 3 succeeded, 4 failed, 5 deleted */
+  status: number;
+  date_requested: number;
+  date_started: number | null;
+  date_succeeded: number | null;
+  date_failed: number | null;
+  date_deleted: number | null;
+  /** storage key of the tarball (files layer), once it is written */
+  export_path: string | null;
+  tarball_size_bytes: number | null;
 }
