@@ -31,6 +31,7 @@ import { migrate, openStore, type Store } from './store/db.js';
 import { defaultRealm } from './store/realms.js';
 import { JobWaker, Scheduler } from './jobs/scheduler.js';
 import { ScheduledDelivery } from './jobs/scheduled-delivery.js';
+import { RealmExportJobs } from './domain/actions/realm-export.js';
 
 export interface App {
   readonly ctx: AppCtx;
@@ -98,7 +99,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const files = new FileService(ctx, createStorage(config));
   (ctx as { files: FileService }).files = files;
   files.start();
-  const scheduler = new Scheduler([new ScheduledDelivery(ctx)], { pollMs: config.schedulerPollMs, log });
+  const scheduler = new Scheduler([new ScheduledDelivery(ctx), new RealmExportJobs(ctx)], { pollMs: config.schedulerPollMs, log });
   jobs.listen(() => scheduler.wake());
   const http = await buildHttpServer(ctx, { logger: false });
   registerPageRoutes(http, ctx);
