@@ -1,0 +1,273 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import pg from 'pg';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, type App } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { readTarGz, writeTarGz } from '../../src/files/tar.js';
+import { importRealm, ImportError } from '../../src/domain/export/import-realm.js';
+import { basicAuth, expectError, expectSuccess, PG_ADMIN_URL, startTestServer, storeKind, type FixtureName, type TestServer } from '../support/server.js';
+import { createChannel, sendChannelMessage, sendDirectMessage } from '../support/messages.js';
+import { fetchUrl, uploadFile } from '../support/files.js';
+
+/**
+ * Issue 19: organization exports (POST/GET/DELETE /export/realm, consents)
+ * and `parley import`: export -> import into an empty database -> the same
+ * API answers.
+ */
+
+const HUMANS: FixtureName[] = ['owner', 'iago', 'shiva', 'hamlet', 'cordelia', 'othello', 'polonius'];
+
+interface Target {
+  app: App;
+  close(): Promise<void>;
+}
+
+/** A server on a new, empty database (no organization): what `parley import` starts from. */
+async function emptyTarget(): Promise<Target> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-import-'));
+  let databaseUrl: string | undefined;
+  let drop = async (): Promise<void> => {};
+  if (storeKind() === 'postgres') {
+    const name = `parley_imp_${process.pid}_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    const url = new URL(PG_ADMIN_URL);
+    url.pathname = '/' + name;
+    databaseUrl = url.toString();
+    drop = async () => {
+      const c = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    };
+  }
+  const config = loadConfig({}, { dataDir, databaseUrl, externalHost: 'zulip.testserver', passwordHashCost: 'fast', logLevel: 'silent', rateLimitPerUser: 0, rateLimitPerIp: 0, schedulerEnabled: false });
+  const app = await buildApp(config, { logger: pino({ level: 'silent' }) });
+  return {
+    app,
+    async close() {
+      await app.close();
+      await drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function tableCounts(app: App): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const t of ['realms', 'users', 'channels', 'subscriptions', 'messages', 'user_messages', 'reactions', 'attachments', 'user_groups']) {
+    const r = await (app.ctx.db as any).selectFrom(t).select((eb: any) => eb.fn.countAll().as('n')).executeTakeFirst();
+    out[t] = Number(r.n);
+  }
+  return out;
+}
+
+async function runExport(t: TestServer, type: number, as: FixtureName = 'iago'): Promise<{ id: number; url: string; gz: Buffer }> {
+  const { id } = expectSuccess(await t.post('/export/realm', { export_type: type }, as));
+  await t.app.scheduler.runDueNow();
+  const list = expectSuccess(await t.get('/export/realm', {}, as)).exports;
+  const row = list.find((e: any) => e.id === id);
+  const url = String(row.export_url);
+  const res = await fetchUrl(t, url.replace(/^https?:\/\/[^/]+/, ''), as);
+  expect(res.statusCode).toBe(200);
+  return { id, url, gz: res.rawPayload };
+}
+
+describe('organization exports', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({ schedulerEnabled: false });
+  });
+  afterAll(async () => t?.close());
+
+  it('is for administrators only, and checks export_type', async () => {
+    for (const who of ['hamlet', 'polonius', 'bot'] as FixtureName[]) {
+      expectError(await t.post('/export/realm', {}, who), 400, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator');
+      expectError(await t.get('/export/realm', {}, who), 400, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator');
+      expectError(await t.get('/export/realm/consents', {}, who), 400, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator');
+      expectError(await t.delete('/export/realm/1', {}, who), 400, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator');
+    }
+    expectError(await t.post('/export/realm', { export_type: 3 }, 'iago'), 400, 'BAD_REQUEST', 'Invalid export_type: Value error, Not in the list of possible values');
+    expect(expectSuccess(await t.get('/export/realm', {}, 'iago')).exports).toEqual([]);
+    expectError(await t.delete('/export/realm/999', {}, 'iago'), 400, 'BAD_REQUEST', 'Invalid data export ID');
+  });
+
+  it('lists consents and tells administrators when one changes', async () => {
+    const events = await t.captureEvents(() => t.patch('/settings', { allow_private_data_export: true }, 'cordelia'));
+    const consent = events.filter((d) => d.event.type === 'realm_export_consent');
+    expect(consent.map((d) => ({ event: d.event, userIds: [...d.userIds].sort((a, b) => a - b) }))).toEqual([
+      { event: { type: 'realm_export_consent', user_id: t.users.cordelia.id, consented: true }, userIds: [t.users.owner.id, t.users.iago.id].sort((a, b) => a - b) },
+    ]);
+    const body = expectSuccess(await t.get('/export/realm/consents', {}, 'iago'));
+    const byId = new Map(body.export_consents.map((c: any) => [c.user_id, c]));
+    expect(byId.get(t.users.cordelia.id)).toEqual({ user_id: t.users.cordelia.id, consented: true, email_address_visibility: 1 });
+    expect(byId.get(t.users.hamlet.id)).toEqual({ user_id: t.users.hamlet.id, consented: false, email_address_visibility: 1 });
+    expect(byId.has(t.users.bot.id)).toBe(false);
+    await t.patch('/settings', { allow_private_data_export: false }, 'cordelia');
+  });
+
+  it('runs as a job, sends realm_export events to administrators, serves the tarball to them only, and deletes', async () => {
+    const admins = [t.users.owner.id, t.users.iago.id].sort((a, b) => a - b);
+    let id = 0;
+    const requested = await t.captureEvents(async () => {
+      id = expectSuccess(await t.post('/export/realm', {}, 'iago')).id;
+    });
+    const pendingRow = { id, export_time: expect.any(Number), acting_user_id: t.users.iago.id, export_url: null, deleted_timestamp: null, failed_timestamp: null, pending: true, export_type: 1 };
+    expect(requested.map((d) => ({ event: d.event, userIds: [...d.userIds].sort((a, b) => a - b) }))).toEqual([{ event: { type: 'realm_export', exports: [pendingRow] }, userIds: admins }]);
+    // Nothing is exported in the request.
+    expect(expectSuccess(await t.get('/export/realm', {}, 'owner')).exports).toEqual([pendingRow]);
+    expectError(await t.delete(`/export/realm/${id}`, {}, 'iago'), 400, 'BAD_REQUEST', 'Export still in progress');
+
+    const done = await t.captureEvents(() => t.app.scheduler.runDueNow());
+    const doneRow = { ...pendingRow, pending: false, export_url: expect.stringMatching(/^http:\/\/zulip\.testserver\/user_uploads\/exports\/\d+\/[0-9a-f]{2}\/[A-Za-z0-9_-]+\/zulip-export-[0-9a-f]{8}\.tar\.gz$/) };
+    expect(done.map((d) => ({ event: d.event, userIds: [...d.userIds].sort((a, b) => a - b) }))).toEqual([{ event: { type: 'realm_export', exports: [doneRow] }, userIds: admins }]);
+    const url = String(expectSuccess(await t.get('/export/realm', {}, 'iago')).exports[0].export_url).replace('http://zulip.testserver', '');
+
+    const ok = await fetchUrl(t, url, 'owner');
+    expect(ok.statusCode).toBe(200);
+    expect(ok.headers['content-type']).toBe('application/gzip');
+    const names = readTarGz(ok.rawPayload).map((e) => e.name.replace(/^[^/]+\//, ''));
+    expect(names).toEqual(expect.arrayContaining(['realm.json', 'messages-000001.json', 'attachment.json', 'uploads/records.json', 'avatars/records.json', 'emoji/records.json']));
+    for (const who of ['hamlet', 'shiva', 'polonius', 'bot'] as FixtureName[]) {
+      const res = await fetchUrl(t, url, who);
+      expect([res.statusCode, res.body]).toEqual([404, '<p>File not found.</p>']);
+    }
+    expect((await fetchUrl(t, url, null)).statusCode).toBe(401);
+
+    const deleted = await t.captureEvents(async () => expectSuccess(await t.delete(`/export/realm/${id}`, {}, 'iago')));
+    expect(deleted.map((d) => d.event)).toEqual([{ type: 'realm_export', exports: [{ ...pendingRow, pending: false, deleted_timestamp: expect.any(Number) }] }]);
+    expect((await fetchUrl(t, url, 'owner')).statusCode).toBe(404);
+    expectError(await t.delete(`/export/realm/${id}`, {}, 'iago'), 400, 'BAD_REQUEST', 'Export already deleted');
+  });
+});
+
+describe('export -> import into an empty database', () => {
+  let t: TestServer;
+  let target: Target;
+  let channelMsg = 0;
+  let privateMsg = 0;
+  let dm = 0;
+  let uploadUrl = '';
+  beforeAll(async () => {
+    t = await startTestServer({ schedulerEnabled: false });
+    target = await emptyTarget();
+    await createChannel(t, 'Denmark', ['hamlet', 'cordelia', 'othello', 'iago', 'polonius']);
+    await createChannel(t, 'secret', ['hamlet', 'othello'], { invite_only: true });
+    const up = expectSuccess(await uploadFile(t, 'hamlet', 'notes.txt', 'to be or not to be', 'text/plain'));
+    uploadUrl = up.url;
+    channelMsg = await sendChannelMessage(t, 'hamlet', 'Denmark', 'castle', `Hello **@_Cordelia, Lear's daughter** see [notes](${up.url})`);
+    await sendChannelMessage(t, 'cordelia', 'Denmark', 'castle', 'A reply');
+    privateMsg = await sendChannelMessage(t, 'othello', 'secret', 'plans', 'A secret plan');
+    dm = await sendDirectMessage(t, 'hamlet', ['cordelia'], 'A direct word');
+    await sendDirectMessage(t, 'hamlet', ['cordelia', 'othello'], 'A group word');
+    expectSuccess(await t.post(`/messages/${channelMsg}/reactions`, { emoji_name: 'octopus' }, 'cordelia'));
+    expectSuccess(await t.post('/messages/flags', { messages: [channelMsg], op: 'add', flag: 'starred' }, 'othello'));
+    expectSuccess(await t.post('/messages/flags', { messages: [channelMsg, dm], op: 'add', flag: 'read' }, 'cordelia'));
+  });
+  afterAll(async () => {
+    await t?.close();
+    await target?.close();
+  });
+
+  it('a public export leaves out private channels and direct messages', async () => {
+    const { gz } = await runExport(t, 1);
+    const files = new Map(readTarGz(gz).map((e) => [e.name.replace(/^[^/]+\//, ''), e.data]));
+    const msgs = JSON.parse(files.get('messages-000001.json')!.toString());
+    const ids = msgs.zerver_message.map((m: any) => m.id);
+    expect(ids).toContain(channelMsg);
+    expect(ids).not.toContain(privateMsg);
+    expect(ids).not.toContain(dm);
+    const realm = JSON.parse(files.get('realm.json')!.toString());
+    expect(realm.zerver_userprofile.every((u: any) => !('api_key' in u) && !('password_hash' in u) && !('password' in u))).toBe(true);
+    expect(JSON.parse(files.get('attachment.json')!.toString()).zerver_attachment.map((a: any) => a.messages)).toEqual([[channelMsg]]);
+  });
+
+  it('a full export holds private data of consenting users only', async () => {
+    await t.patch('/settings', { allow_private_data_export: true }, 'othello');
+    const { gz } = await runExport(t, 2);
+    const files = new Map(readTarGz(gz).map((e) => [e.name.replace(/^[^/]+\//, ''), e.data]));
+    const msgs = JSON.parse(files.get('messages-000001.json')!.toString());
+    const ids = msgs.zerver_message.map((m: any) => m.id);
+    expect(ids).toContain(privateMsg);
+    expect(ids).not.toContain(dm); // hamlet and cordelia did not consent
+    const privRows = msgs.zerver_usermessage.filter((um: any) => um.message === privateMsg).map((um: any) => um.user_profile);
+    expect(privRows).toEqual([t.users.othello.id]);
+    await t.patch('/settings', { allow_private_data_export: false }, 'othello');
+  });
+
+  it('imports into an empty database with the same API answers', async () => {
+    for (const who of HUMANS) await t.patch('/settings', { allow_private_data_export: true }, who);
+    const { gz } = await runExport(t, 2, 'owner');
+    const summary = await importRealm(target.app.ctx, gz);
+    expect(summary.realmId).toBe(t.realmId);
+
+    const keys = new Map<number, string>();
+    for (const u of await target.app.ctx.db.selectFrom('users').select(['id', 'delivery_email', 'api_key', 'password_hash']).execute()) {
+      keys.set(u.id, basicAuth({ email: u.delivery_email, apiKey: u.api_key }));
+      expect(u.password_hash).toBeNull();
+    }
+    const ask = async (app: App, auth: string, url: string): Promise<any> => {
+      const res = await app.http.inject({ method: 'GET', url: '/api/v1' + url, headers: { authorization: auth } });
+      return JSON.parse(res.body);
+    };
+    const same = async (who: FixtureName, url: string): Promise<void> => {
+      const before = await ask(t.app, basicAuth(t.users[who]), url);
+      const after = await ask(target.app, keys.get(t.users[who].id)!, url);
+      expect(before.result).toBe('success');
+      expect({ url, who, body: after }).toEqual({ url, who, body: before });
+    };
+    const narrow = encodeURIComponent(JSON.stringify([]));
+    for (const who of HUMANS) {
+      await same(who, '/users');
+      await same(who, '/users/me/subscriptions');
+      await same(who, `/messages?anchor=newest&num_before=100&num_after=0&narrow=${narrow}`);
+      await same(who, '/streams');
+    }
+    await same('iago', '/user_groups');
+    await same('hamlet', '/attachments');
+    await same('owner', '/realm/emoji');
+    // The upload is there, for the same people.
+    const path = uploadUrl.replace(/^https?:\/\/[^/]+/, '');
+    const got = await target.app.http.inject({ method: 'GET', url: path, headers: { authorization: keys.get(t.users.cordelia.id)! } });
+    expect([got.statusCode, got.body]).toEqual([200, 'to be or not to be']);
+    // New sends continue after the imported ids.
+    const sent = await target.app.http.inject({ method: 'POST', url: '/api/v1/messages', headers: { authorization: keys.get(t.users.hamlet.id)!, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'type=stream&to=Denmark&topic=castle&content=after' });
+    expect(JSON.parse(sent.body).id).toBeGreaterThan(dm);
+  });
+
+  it('refuses a second import and a malformed tarball, writing nothing', async () => {
+    const { gz } = await runExport(t, 1, 'owner');
+    const before = await tableCounts(target.app);
+    await expect(importRealm(target.app.ctx, gz)).rejects.toThrow(new ImportError('the database already holds an organization: import needs an empty database (a new PARLEY_DATABASE_URL or data directory)'));
+    expect(await tableCounts(target.app)).toEqual(before);
+
+    const empty = await emptyTarget();
+    try {
+      const zero = await tableCounts(empty.app);
+      await expect(importRealm(empty.app.ctx, Buffer.from('not a tarball'))).rejects.toThrow(/^malformed export: not a gzip file/);
+      await expect(importRealm(empty.app.ctx, gzipSync(Buffer.alloc(1024, 7)))).rejects.toThrow('malformed export: not a tar archive (bad header checksum)');
+      // A well-formed tarball whose messages point at a user that is not there: fails inside the transaction.
+      const entries = readTarGz(gz);
+      const broken = entries.map((e) => {
+        if (!e.name.endsWith('messages-000001.json')) return e;
+        const m = JSON.parse(e.data.toString());
+        m.zerver_message[0].sender = 999999;
+        return { name: e.name, data: Buffer.from(JSON.stringify(m)) };
+      });
+      await expect(importRealm(empty.app.ctx, writeTarGz(broken))).rejects.toThrow(/^import failed, nothing was written: /);
+      expect(await tableCounts(empty.app)).toEqual(zero);
+      const noRealm = entries.filter((e) => !e.name.endsWith('realm.json'));
+      await expect(importRealm(empty.app.ctx, writeTarGz(noRealm))).rejects.toThrow('malformed export: no realm.json in the tarball');
+      expect(await tableCounts(empty.app)).toEqual(zero);
+    } finally {
+      await empty.close();
+    }
+  });
+});
