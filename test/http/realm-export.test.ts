@@ -1,16 +1,10 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import pg from 'pg';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type App } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import type { App } from '../../src/app.js';
 import { readTarGz, writeTarGz } from '../../src/files/tar.js';
 import { importRealm, ImportError } from '../../src/domain/export/import-realm.js';
-import { basicAuth, expectError, expectSuccess, PG_ADMIN_URL, startTestServer, storeKind, type FixtureName, type TestServer } from '../support/server.js';
+import { basicAuth, expectError, expectSuccess, startTestServer, type FixtureName, type TestServer } from '../support/server.js';
+import { emptyTarget, tableCounts, type ImportTarget } from '../support/import-target.js';
 import { createChannel, sendChannelMessage, sendDirectMessage } from '../support/messages.js';
 import { fetchUrl, uploadFile } from '../support/files.js';
 
@@ -21,53 +15,6 @@ import { fetchUrl, uploadFile } from '../support/files.js';
  */
 
 const HUMANS: FixtureName[] = ['owner', 'iago', 'shiva', 'hamlet', 'cordelia', 'othello', 'polonius'];
-
-interface Target {
-  app: App;
-  close(): Promise<void>;
-}
-
-/** A server on a new, empty database (no organization): what `parley import` starts from. */
-async function emptyTarget(): Promise<Target> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-import-'));
-  let databaseUrl: string | undefined;
-  let drop = async (): Promise<void> => {};
-  if (storeKind() === 'postgres') {
-    const name = `parley_imp_${process.pid}_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(PG_ADMIN_URL);
-    url.pathname = '/' + name;
-    databaseUrl = url.toString();
-    drop = async () => {
-      const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    };
-  }
-  const config = loadConfig({}, { dataDir, databaseUrl, externalHost: 'zulip.testserver', passwordHashCost: 'fast', logLevel: 'silent', rateLimitPerUser: 0, rateLimitPerIp: 0, schedulerEnabled: false });
-  const app = await buildApp(config, { logger: pino({ level: 'silent' }) });
-  return {
-    app,
-    async close() {
-      await app.close();
-      await drop();
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
-async function tableCounts(app: App): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const t of ['realms', 'users', 'channels', 'subscriptions', 'messages', 'user_messages', 'reactions', 'attachments', 'user_groups']) {
-    const r = await (app.ctx.db as any).selectFrom(t).select((eb: any) => eb.fn.countAll().as('n')).executeTakeFirst();
-    out[t] = Number(r.n);
-  }
-  return out;
-}
 
 async function runExport(t: TestServer, type: number, as: FixtureName = 'iago'): Promise<{ id: number; url: string; gz: Buffer }> {
   const { id } = expectSuccess(await t.post('/export/realm', { export_type: type }, as));
@@ -150,7 +97,7 @@ describe('organization exports', () => {
 
 describe('export -> import into an empty database', () => {
   let t: TestServer;
-  let target: Target;
+  let target: ImportTarget;
   let channelMsg = 0;
   let privateMsg = 0;
   let dm = 0;

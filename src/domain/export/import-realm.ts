@@ -8,6 +8,7 @@ import { REALM_SETTING_DEFAULTS } from '../rules/realm-settings.js';
 import { REALM_GROUP_SETTING_DEFAULTS } from '../rules/realm-group-settings.js';
 import { USER_SETTING_DEFAULTS } from '../rules/user-settings.js';
 import { topicKey } from '../rules/topics.js';
+import { CHANNEL_PERMISSION_SETTINGS } from '../rules/channels.js';
 import { tableColumns } from './export-realm.js';
 import {
   ATTACHMENT_SPEC,
@@ -202,6 +203,7 @@ export async function importRealm(app: AppCtx, gz: Buffer): Promise<ImportSummar
       await insertAll(app, t, 'user_groups', groupRows);
       counts.user_groups = groupRows.length;
 
+      const systemGroups = new Map(groupRows.filter((g) => g.is_system_group === 1 && g.name !== null).map((g) => [g.name!, g.id]));
       const recipients = list(data, 'zerver_recipient').map((r) => ({ id: int(r.id, 'recipient.id'), type: int(r.type, 'recipient.type'), type_id: int(r.type_id, 'recipient.type_id') }));
       const recipientById = new Map(recipients.map((r) => [r.id, r]));
       // Direct-message groups: members from the key we write, else from Zulip's subscriptions to the group.
@@ -229,7 +231,16 @@ export async function importRealm(app: AppCtx, gz: Buffer): Promise<ImportSummar
       const derive: Record<string, (row: Row) => Row | null> = {
         recipients: (r) => ({ ...r, realm_id: realmId }),
         channel_folders: (r) => ({ ...r, realm_id: realmId, name_lower: String(r.name).toLowerCase() }),
-        channels: (r) => ({ ...r, realm_id: realmId, name_lower: String(r.name).toLowerCase(), topics_policy: r.topics_policy ?? 'inherit' }),
+        channels: (r) => {
+          // Exports from Zulip versions without a permission setting get the setting's default system group.
+          const filled: Row = { ...r, realm_id: realmId, name_lower: String(r.name).toLowerCase(), topics_policy: r.topics_policy ?? 'inherit', is_recently_active: r.is_recently_active ?? 1 };
+          for (const [name, spec] of Object.entries(CHANNEL_PERMISSION_SETTINGS)) {
+            if (filled[`${name}_id`] !== undefined && filled[`${name}_id`] !== null) continue;
+            const groupName = spec.defaultGroup === 'channel_creator' ? 'role:administrators' : spec.defaultGroup;
+            filled[`${name}_id`] = systemGroups.get(groupName) ?? fail(`malformed export: the system group ${groupName} is missing`);
+          }
+          return filled;
+        },
         subscriptions: (r) => {
           const rec = recipientById.get(int(r.recipient_id, 'subscription.recipient'));
           if (rec?.type !== RECIPIENT_STREAM) return null;
