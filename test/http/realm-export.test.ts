@@ -7,6 +7,7 @@ import { basicAuth, expectError, expectSuccess, startTestServer, type FixtureNam
 import { emptyTarget, tableCounts, type ImportTarget } from '../support/import-target.js';
 import { createChannel, sendChannelMessage, sendDirectMessage } from '../support/messages.js';
 import { fetchUrl, uploadFile } from '../support/files.js';
+import { multipartRequest, pngImage } from '../support/uploads.js';
 
 /**
  * Issue 19: organization exports (POST/GET/DELETE /export/realm, consents)
@@ -115,6 +116,10 @@ describe('export -> import into an empty database', () => {
     dm = await sendDirectMessage(t, 'hamlet', ['cordelia'], 'A direct word');
     await sendDirectMessage(t, 'hamlet', ['cordelia', 'othello'], 'A group word');
     expectSuccess(await t.post(`/messages/${channelMsg}/reactions`, { emoji_name: 'octopus' }, 'cordelia'));
+    expectSuccess(await multipartRequest(t, 'POST', '/users/me/avatar', [{ filename: 'me.png', contentType: 'image/png', data: await pngImage(300, 200) }], {}, 'hamlet'));
+    expectSuccess(await multipartRequest(t, 'POST', '/realm/emoji/party_parrot', [{ filename: 'parrot.png', contentType: 'image/png', data: await pngImage(64, 64, '#00ff00') }], {}, 'iago'));
+    await sendChannelMessage(t, 'iago', 'Denmark', 'castle', 'Look :party_parrot:');
+    expectSuccess(await t.post(`/messages/${channelMsg}/reactions`, { emoji_name: 'party_parrot' }, 'othello'));
     expectSuccess(await t.post('/messages/flags', { messages: [channelMsg], op: 'add', flag: 'starred' }, 'othello'));
     expectSuccess(await t.post('/messages/flags', { messages: [channelMsg, dm], op: 'add', flag: 'read' }, 'cordelia'));
   });
@@ -184,6 +189,13 @@ describe('export -> import into an empty database', () => {
     const path = uploadUrl.replace(/^https?:\/\/[^/]+/, '');
     const got = await target.app.http.inject({ method: 'GET', url: path, headers: { authorization: keys.get(t.users.cordelia.id)! } });
     expect([got.statusCode, got.body]).toEqual([200, 'to be or not to be']);
+    // Avatars and custom emoji images are served from the imported organization.
+    for (const url of [String((await ask(t.app, basicAuth(t.users.hamlet), '/users/me')).avatar_url), String((await ask(t.app, basicAuth(t.users.owner), '/realm/emoji')).emoji[Object.keys((await ask(t.app, basicAuth(t.users.owner), '/realm/emoji')).emoji)[0]!].source_url)]) {
+      const src = await t.app.http.inject({ method: 'GET', url, headers: { authorization: basicAuth(t.users.hamlet) } });
+      const dst = await target.app.http.inject({ method: 'GET', url, headers: { authorization: keys.get(t.users.hamlet.id)! } });
+      expect(url).toMatch(/^\/user_avatars\//);
+      expect([dst.statusCode, dst.rawPayload.equals(src.rawPayload)]).toEqual([200, true]);
+    }
     // New sends continue after the imported ids.
     const sent = await target.app.http.inject({ method: 'POST', url: '/api/v1/messages', headers: { authorization: keys.get(t.users.hamlet.id)!, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'type=stream&to=Denmark&topic=castle&content=after' });
     expect(JSON.parse(sent.body).id).toBeGreaterThan(dm);

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { avatarDir } from '../../store/avatar-files.js';
+import { emojiDir } from '../../store/emoji-files.js';
 import type { AppCtx } from '../context.js';
 import { apiEmail } from '../../presenters/user.js';
 import { fakeEmailDomain } from '../../config.js';
@@ -14,7 +17,6 @@ import {
   REACTION_SPEC,
   REALM_TABLES,
   RECIPIENT_HUDDLE,
-  RECIPIENT_STREAM,
   toZulip,
   USER_BOOLS,
   USER_DROP,
@@ -157,8 +159,6 @@ export async function buildRealmExport(app: AppCtx, realmId: number, exportType:
   const publicRecipients = new Set(
     (await db.selectFrom('channels').select('recipient_id').where('realm_id', '=', realmId).where('invite_only', '=', 0).execute()).map((c) => c.recipient_id),
   );
-  const streamRecipient = new Set(recipients.filter((r) => r.type === RECIPIENT_STREAM).map((r) => r.id));
-  void streamRecipient;
   const clients = new Map<string, number>();
   const messages: Row[] = [];
   const userMessages: Row[] = [];
@@ -239,18 +239,46 @@ export async function buildRealmExport(app: AppCtx, realmId: number, exportType:
   }
   const attachmentRows = attachments.map((a) => ({ ...floatTimes(toZulip(ATTACHMENT_SPEC, a as Row), ['create_time']), messages: (linked.get(a.id) ?? []).sort((x, y) => x - y), scheduled_messages: [] }));
 
+  // Avatars and custom emoji, in Zulip's layout: avatars/<realm>/<name>.png, emoji/<realm>/emoji/images/<file>.
+  const readOrNull = async (file: string): Promise<Buffer | null> => fs.readFile(file).catch(() => null);
+  const avatarRecords: Row[] = [];
+  for (const u of users) {
+    if (u.avatar_source !== 'U' || !u.avatar_file) continue;
+    const dir = avatarDir(app.config.dataDir, realmId);
+    for (const suffix of ['', '-medium']) {
+      const data = await readOrNull(path.join(dir, `${u.avatar_file}${suffix}.png`));
+      if (!data) continue;
+      const rel = `${realmId}/${u.avatar_file}${suffix}.png`;
+      entries.push({ name: `${dirName}/avatars/${rel}`, data });
+      avatarRecords.push({ path: rel, s3_path: rel, realm_id: realmId, user_profile_id: u.id, user_profile_email: apiEmail(u, domain), content_type: 'image/png', size: data.length, last_modified: Number(u.date_joined) });
+    }
+  }
+  const emojiRecords: Row[] = [];
+  for (const e of await db.selectFrom('realm_emoji').selectAll().where('realm_id', '=', realmId).orderBy('id').execute()) {
+    const dir = emojiDir(app.config.dataDir, realmId);
+    const stem = e.file_name.replace(/\.[a-z]+$/, '');
+    for (const [file, rel] of [
+      [path.join(dir, e.file_name), `${realmId}/emoji/images/${e.file_name}`],
+      ...(e.is_animated === 1 ? [[path.join(dir, 'still', `${stem}.png`), `${realmId}/emoji/images/still/${stem}.png`]] : []),
+    ] as [string, string][]) {
+      const data = await readOrNull(file);
+      if (!data) continue;
+      entries.push({ name: `${dirName}/emoji/${rel}`, data });
+      emojiRecords.push({ id: e.id, realm_id: realmId, author: e.author_id, file_name: e.file_name, name: e.name, deactivated: e.deactivated === 1, path: rel, s3_path: rel });
+    }
+  }
+
   const json = (v: unknown): Buffer => Buffer.from(JSON.stringify(v, null, 1));
   entries.unshift(
     { name: `${dirName}/realm.json`, data: json(data) },
     { name: `${dirName}/messages-000001.json`, data: json({ zerver_message: messages, zerver_usermessage: userMessages }) },
     { name: `${dirName}/attachment.json`, data: json({ zerver_attachment: attachmentRows }) },
     { name: `${dirName}/uploads/records.json`, data: json(records) },
-    { name: `${dirName}/avatars/records.json`, data: json([]) },
-    { name: `${dirName}/emoji/records.json`, data: json([]) },
+    { name: `${dirName}/avatars/records.json`, data: json(avatarRecords) },
+    { name: `${dirName}/emoji/records.json`, data: json(emojiRecords) },
     { name: `${dirName}/realm_icons/records.json`, data: json([]) },
   );
-  const stats = { users: users.length, messages: messages.length, user_messages: userMessages.length, reactions: reactions.length, uploads: records.length };
+  const stats = { users: users.length, messages: messages.length, user_messages: userMessages.length, reactions: reactions.length, uploads: records.length, avatars: avatarRecords.length, emoji: emojiRecords.length };
   entries.push({ name: `${dirName}/stats.json`, data: json(stats) });
-  void sql;
   return { entries, stats };
 }

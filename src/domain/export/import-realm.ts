@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { removeAvatarFiles, writeAvatarFiles } from '../../store/avatar-files.js';
+import { removeEmojiFiles, writeEmojiFiles } from '../../store/emoji-files.js';
 import { sql } from 'kysely';
 import type { AppCtx } from '../context.js';
 import { readTarGz, type TarEntry } from '../../files/tar.js';
@@ -129,6 +132,9 @@ export async function importRealm(app: AppCtx, gz: Buffer): Promise<ImportSummar
   const realmId = int(z.id, 'zerver_realm.id');
   const counts: Record<string, number> = {};
   const written: string[] = [];
+  const emojiWrites: { stem: string; ext: string; data: Buffer; still: Buffer | null }[] = [];
+  const writtenEmoji: string[] = [];
+  const writtenAvatars: string[] = [];
   const userColumns = await tableColumns(app, 'users');
 
   // Settings: what the file says, for settings we know, kept when it differs from the default.
@@ -251,6 +257,19 @@ export async function importRealm(app: AppCtx, gz: Buffer): Promise<ImportSummar
         user_group_subgroups: (r) => ({ ...r, realm_id: realmId }),
         custom_profile_field_values: (r) => ({ ...r, realm_id: realmId }),
         user_topics: (r) => ({ ...r, realm_id: realmId, topic_lower: String(r.topic_name).toLowerCase() }),
+        realm_emoji: (r) => {
+          // The image goes where our emoji route serves it; a name we would not write gets a new one.
+          const fileName = String(r.file_name ?? '');
+          const data = files.get(`emoji/${z.id}/emoji/images/${fileName}`);
+          if (!data) return { ...r, realm_id: realmId };
+          const m = /^(.*)\.(png|gif|webp|jpg|jpeg)$/i.exec(fileName);
+          const ok = /^[0-9a-f]{16}\.(png|gif|webp|jpg)$/.test(fileName);
+          const stem = ok ? m![1]! : randomBytes(8).toString('hex');
+          const ext = ok ? m![2]! : (m?.[2]?.toLowerCase().replace('jpeg', 'jpg') ?? 'png');
+          const still = files.get(`emoji/${z.id}/emoji/images/still/${(m?.[1] ?? fileName)}.png`) ?? null;
+          emojiWrites.push({ stem, ext, data, still });
+          return { ...r, realm_id: realmId, file_name: `${stem}.${ext}` };
+        },
       };
       const insertSpec = async (spec: TableSpec, rows: Row[], extra: (r: Row) => Row | null = (r) => r): Promise<void> => {
         const cols = await tableColumns(app, spec.table);
@@ -339,6 +358,28 @@ export async function importRealm(app: AppCtx, gz: Buffer): Promise<ImportSummar
         await app.files.storage.put(pathId, Readable.from([data]), data.length, String(a.content_type ?? rec?.content_type ?? 'application/octet-stream'));
       }
 
+      for (const e of emojiWrites) {
+        writtenEmoji.push(`${e.stem}.${e.ext}`);
+        await writeEmojiFiles(app.config.dataDir, realmId, e.stem, e.ext, e.data, e.still);
+      }
+      // Uploaded avatars: the default image and its medium size, under a new name.
+      const avatarRecords = parseJson(files, 'avatars/records.json', false) ?? [];
+      if (!Array.isArray(avatarRecords)) fail('malformed export: avatars/records.json is not a list');
+      for (const rec of avatarRecords as Row[]) {
+        const rel = String(rec.path ?? '');
+        if (!/\.png$/.test(rel) || /-medium\.png$/.test(rel) || rec.user_profile_id === undefined) continue;
+        const data = files.get(`avatars/${rel}`);
+        if (!data) continue;
+        const medium = files.get(`avatars/${rel.replace(/\.png$/, '-medium.png')}`) ?? data;
+        const base = rel.split('/').pop()!.replace(/\.png$/, '');
+        const stem = /^[0-9a-f]{32}$/.test(base) ? base : randomBytes(16).toString('hex');
+        writtenAvatars.push(stem);
+        await writeAvatarFiles(app.config.dataDir, realmId, stem, { default: data, medium });
+        await t.updateTable('users').set({ avatar_source: 'U', avatar_file: stem }).where('id', '=', int(rec.user_profile_id, 'avatar user')).execute();
+      }
+      counts.avatars = writtenAvatars.length;
+      counts.emoji_files = emojiWrites.length;
+
       // Forward references, now that everything exists.
       for (const u of later) {
         if (u.bot_owner_id === null && u.default_sending_stream_id === null && u.default_events_register_stream_id === null) continue;
@@ -360,6 +401,8 @@ export async function importRealm(app: AppCtx, gz: Buffer): Promise<ImportSummar
     });
   } catch (e) {
     if (written.length) await app.files.storage.remove(written).catch(() => undefined);
+    for (const f of writtenEmoji) await removeEmojiFiles(app.config.dataDir, realmId, f).catch(() => undefined);
+    for (const stem of writtenAvatars) await removeAvatarFiles(app.config.dataDir, realmId, stem).catch(() => undefined);
     if (e instanceof ImportError) throw e;
     throw new ImportError(`import failed, nothing was written: ${(e as Error).message}`);
   }
