@@ -8,6 +8,7 @@ import { emptyTarget, tableCounts, type ImportTarget } from '../support/import-t
 import { createChannel, sendChannelMessage, sendDirectMessage } from '../support/messages.js';
 import { fetchUrl, uploadFile } from '../support/files.js';
 import { multipartRequest, pngImage } from '../support/uploads.js';
+import { SERVER_THUMBNAIL_FORMATS } from '../../src/files/thumbnails.js';
 
 /**
  * Issue 19: organization exports (POST/GET/DELETE /export/realm, consents)
@@ -103,6 +104,7 @@ describe('export -> import into an empty database', () => {
   let privateMsg = 0;
   let dm = 0;
   let uploadUrl = '';
+  let imagePath = '';
   beforeAll(async () => {
     t = await startTestServer({ schedulerEnabled: false });
     target = await emptyTarget();
@@ -119,6 +121,10 @@ describe('export -> import into an empty database', () => {
     expectSuccess(await multipartRequest(t, 'POST', '/users/me/avatar', [{ filename: 'me.png', contentType: 'image/png', data: await pngImage(300, 200) }], {}, 'hamlet'));
     expectSuccess(await multipartRequest(t, 'POST', '/realm/emoji/party_parrot', [{ filename: 'parrot.png', contentType: 'image/png', data: await pngImage(64, 64, '#00ff00') }], {}, 'iago'));
     await sendChannelMessage(t, 'iago', 'Denmark', 'castle', 'Look :party_parrot:');
+    const img = expectSuccess(await uploadFile(t, 'iago', 'red.png', await pngImage(300, 200), 'image/png'));
+    imagePath = String(img.url).replace(/^\/user_uploads\//, '');
+    await sendChannelMessage(t, 'iago', 'Denmark', 'castle', `[red](${img.url})`);
+    await t.app.ctx.files.idle();
     expectSuccess(await t.post(`/messages/${channelMsg}/reactions`, { emoji_name: 'party_parrot' }, 'othello'));
     expectSuccess(await t.post('/messages/flags', { messages: [channelMsg], op: 'add', flag: 'starred' }, 'othello'));
     expectSuccess(await t.post('/messages/flags', { messages: [channelMsg, dm], op: 'add', flag: 'read' }, 'cordelia'));
@@ -138,7 +144,10 @@ describe('export -> import into an empty database', () => {
     expect(ids).not.toContain(dm);
     const realm = JSON.parse(files.get('realm.json')!.toString());
     expect(realm.zerver_userprofile.every((u: any) => !('api_key' in u) && !('password_hash' in u) && !('password' in u))).toBe(true);
-    expect(JSON.parse(files.get('attachment.json')!.toString()).zerver_attachment.map((a: any) => a.messages)).toEqual([[channelMsg]]);
+    const attachments = JSON.parse(files.get('attachment.json')!.toString());
+    expect(attachments.zerver_attachment.map((a: any) => [a.file_name, a.messages.length === 1 && ids.includes(a.messages[0])])).toEqual([['notes.txt', true], ['red.png', true]]);
+    expect(attachments.zerver_imageattachment.map((i: any) => [i.original_width_px, i.original_height_px, i.frames])).toEqual([[300, 200, 1]]);
+    expect(Object.keys(attachments.zerver_attachment[0]).sort()).toEqual(['content_type', 'create_time', 'file_name', 'id', 'is_realm_public', 'messages', 'owner', 'path_id', 'realm', 'scheduled_messages', 'size']);
   });
 
   it('a full export holds private data of consenting users only', async () => {
@@ -196,6 +205,11 @@ describe('export -> import into an empty database', () => {
       expect(url).toMatch(/^\/user_avatars\//);
       expect([dst.statusCode, dst.rawPayload.equals(src.rawPayload)]).toEqual([200, true]);
     }
+    // Thumbnails are made again from the imported originals.
+    const thumbUrl = `/user_uploads/thumbnail/${imagePath}/${SERVER_THUMBNAIL_FORMATS[0]!.name}`;
+    const thumbSrc = await t.app.http.inject({ method: 'GET', url: thumbUrl, headers: { authorization: basicAuth(t.users.hamlet) } });
+    const thumbDst = await target.app.http.inject({ method: 'GET', url: thumbUrl, headers: { authorization: keys.get(t.users.hamlet.id)! } });
+    expect([thumbSrc.statusCode, thumbDst.statusCode, thumbDst.headers['content-type']]).toEqual([200, 200, 'image/webp']);
     // New sends continue after the imported ids.
     const sent = await target.app.http.inject({ method: 'POST', url: '/api/v1/messages', headers: { authorization: keys.get(t.users.hamlet.id)!, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'type=stream&to=Denmark&topic=castle&content=after' });
     expect(JSON.parse(sent.body).id).toBeGreaterThan(dm);

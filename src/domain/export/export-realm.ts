@@ -268,11 +268,15 @@ export async function buildRealmExport(app: AppCtx, realmId: number, exportType:
     }
   }
 
+  // Zulip leaves ImageAttachment out and thumbnails again on import; we keep the facts (and whether thumbnails exist).
+  const imageRows = attachments
+    .filter((a) => a.image_width !== null)
+    .map((a) => ({ id: a.id, realm: a.realm_id, path_id: a.path_id, original_width_px: a.image_width, original_height_px: a.image_height, frames: a.image_frames ?? 1, content_type: a.content_type, thumbnail_metadata: [], thumbnail_state: a.thumbnail_state }));
   const json = (v: unknown): Buffer => Buffer.from(JSON.stringify(v, null, 1));
   entries.unshift(
     { name: `${dirName}/realm.json`, data: json(data) },
     { name: `${dirName}/messages-000001.json`, data: json({ zerver_message: messages, zerver_usermessage: userMessages }) },
-    { name: `${dirName}/attachment.json`, data: json({ zerver_attachment: attachmentRows }) },
+    { name: `${dirName}/attachment.json`, data: json({ zerver_attachment: attachmentRows, zerver_imageattachment: imageRows }) },
     { name: `${dirName}/uploads/records.json`, data: json(records) },
     { name: `${dirName}/avatars/records.json`, data: json(avatarRecords) },
     { name: `${dirName}/emoji/records.json`, data: json(emojiRecords) },

@@ -88,7 +88,14 @@ export const MESSAGE_SPEC: TableSpec = {
 };
 export const USER_MESSAGE_SPEC: TableSpec = { table: 'user_messages', key: 'zerver_usermessage', rename: { user_id: 'user_profile', message_id: 'message', flags: 'flags_mask' } };
 export const REACTION_SPEC: TableSpec = { table: 'reactions', key: 'zerver_reaction', rename: { user_id: 'user_profile', message_id: 'message' }, drop: ['realm_id'] };
-export const ATTACHMENT_SPEC: TableSpec = { table: 'attachments', key: 'zerver_attachment', rename: { ...R, owner_id: 'owner' }, bools: ['is_realm_public'] };
+export const ATTACHMENT_SPEC: TableSpec = {
+  table: 'attachments',
+  key: 'zerver_attachment',
+  rename: { ...R, owner_id: 'owner' },
+  // Image facts go to zerver_imageattachment rows (Zulip's ImageAttachment fields), not onto Attachment.
+  drop: ['image_width', 'image_height', 'image_frames', 'thumbnail_state'],
+  bools: ['is_realm_public'],
+};
 
 /** Columns of users written as user fields (the rest: settings, spread as Zulip's columns). */
 export const USER_RENAME: Readonly<Record<string, string>> = {

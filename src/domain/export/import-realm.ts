@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import type { AppCtx } from '../context.js';
 import { readTarGz, type TarEntry } from '../../files/tar.js';
 import { isValidKey } from '../../files/storage.js';
+import { THUMBNAIL_DONE } from '../../store/attachments.js';
 import { generateApiKey } from '../rules/credentials.js';
 import { REALM_SETTING_DEFAULTS } from '../rules/realm-settings.js';
 import { REALM_GROUP_SETTING_DEFAULTS } from '../rules/realm-group-settings.js';
@@ -342,11 +343,23 @@ export async function importRealm(app: AppCtx, gz: Buffer): Promise<ImportSummar
 
       // Uploads: rows, message links, then the files themselves.
       const attRows = list(attachments, 'zerver_attachment');
+      const images = new Map(list(attachments, 'zerver_imageattachment').map((i) => [String(i.path_id), i]));
       await insertSpec(ATTACHMENT_SPEC, attRows, (r) => {
         const pathId = String(r.path_id);
         if (!isValidKey(pathId)) fail(`malformed export: bad upload path ${pathId}`);
         if (!files.has(`uploads/${pathId}`)) fail(`malformed export: the file of upload ${pathId} is missing`);
-        return { ...r, realm_id: realmId, create_time: int(r.create_time, 'create_time'), content_type: r.content_type ?? 'application/octet-stream', thumbnail_state: r.thumbnail_state ?? 0 };
+        const img = images.get(pathId);
+        return {
+          ...r,
+          realm_id: realmId,
+          create_time: int(r.create_time, 'create_time'),
+          content_type: r.content_type ?? 'application/octet-stream',
+          image_width: img ? int(img.original_width_px, 'original_width_px') : null,
+          image_height: img ? int(img.original_height_px, 'original_height_px') : null,
+          image_frames: img ? int(img.frames ?? 1, 'frames') : null,
+          // Zulip's rows say nothing of thumbnails: an image with facts gets them made below.
+          thumbnail_state: img ? (typeof img.thumbnail_state === 'number' ? img.thumbnail_state : THUMBNAIL_DONE) : 0,
+        };
       });
       const links = attRows.flatMap((a) => (Array.isArray(a.messages) ? a.messages : []).map((m) => ({ attachment_id: int(a.id, 'attachment.id'), message_id: int(m, 'attachment.messages') })));
       await insertAll(app, t, 'attachment_messages', links);
@@ -407,5 +420,10 @@ export async function importRealm(app: AppCtx, gz: Buffer): Promise<ImportSummar
     throw new ImportError(`import failed, nothing was written: ${(e as Error).message}`);
   }
   counts.uploads = written.length;
+  // Thumbnails are made again from the originals (Zulip's import queues the same work).
+  const thumbed = await app.db.selectFrom('attachments').selectAll().where('realm_id', '=', realmId).where('thumbnail_state', '=', THUMBNAIL_DONE).execute();
+  let thumbs = 0;
+  for (const row of thumbed) if (await app.files.rewriteThumbnails(row)) thumbs++;
+  counts.thumbnails = thumbs;
   return { realmId, counts };
 }
