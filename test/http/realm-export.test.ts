@@ -108,7 +108,8 @@ describe('export -> import into an empty database', () => {
   beforeAll(async () => {
     t = await startTestServer({ schedulerEnabled: false });
     target = await emptyTarget();
-    await createChannel(t, 'Denmark', ['hamlet', 'cordelia', 'othello', 'iago', 'polonius']);
+    // Notification Bot's notice stays: messages from the system bots (another organization) are carried too.
+    await createChannel(t, 'Denmark', ['hamlet', 'cordelia', 'othello', 'iago', 'polonius'], {}, 'owner', true);
     await createChannel(t, 'secret', ['hamlet', 'othello'], { invite_only: true });
     const up = expectSuccess(await uploadFile(t, 'hamlet', 'notes.txt', 'to be or not to be', 'text/plain'));
     uploadUrl = up.url;
@@ -191,6 +192,13 @@ describe('export -> import into an empty database', () => {
       await same(who, `/messages?anchor=newest&num_before=100&num_after=0&narrow=${narrow}`);
       await same(who, '/streams');
     }
+    const reg = async (app: App, auth: string): Promise<any> => {
+      const res = await app.http.inject({ method: 'POST', url: '/api/v1/register', headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'fetch_event_types=%5B%22realm_user%22%5D' });
+      return JSON.parse(res.body).cross_realm_bots;
+    };
+    const bots = await reg(t.app, basicAuth(t.users.hamlet));
+    expect(bots.length).toBe(2);
+    expect(await reg(target.app, keys.get(t.users.hamlet.id)!)).toEqual(bots);
     await same('iago', '/user_groups');
     await same('hamlet', '/attachments');
     await same('owner', '/realm/emoji');

@@ -63,6 +63,7 @@ function zulipTarball(): Buffer {
     zerver_message: [
       { id: 100, sender: 10, recipient: 32, realm: 2, subject: 'hello', content: 'Hi **Bob**', rendered_content: '<p>Hi <strong>Bob</strong></p>', rendered_content_version: 1, date_sent: 1700000100.25, sending_client: 1, last_edit_time: null, edit_history: null, has_attachment: false, has_image: false, has_link: false, type: 1, is_channel_message: true },
       { id: 101, sender: 11, recipient: 30, realm: 2, subject: '', content: 'psst', rendered_content: '<p>psst</p>', rendered_content_version: 1, date_sent: 1700000200.75, sending_client: 2, last_edit_time: null, edit_history: null, has_attachment: false, has_image: false, has_link: false, type: 1, is_channel_message: false },
+      { id: 103, sender: 1, recipient: 32, realm: 2, subject: 'hello', content: 'A new channel', rendered_content: '<p>A new channel</p>', rendered_content_version: 1, date_sent: 1700000400.0, sending_client: 1, last_edit_time: null, edit_history: null, has_attachment: false, has_image: false, has_link: false, type: 1, is_channel_message: true },
       { id: 102, sender: 12, recipient: 35, realm: 2, subject: '', content: 'all three', rendered_content: '<p>all three</p>', rendered_content_version: 1, date_sent: 1700000300.0, sending_client: 1, last_edit_time: null, edit_history: null, has_attachment: false, has_image: false, has_link: false, type: 1, is_channel_message: false },
     ],
     zerver_usermessage: [
@@ -73,6 +74,8 @@ function zulipTarball(): Buffer {
       { id: 5, user_profile: 10, message: 102, flags_mask: 2048 },
       { id: 6, user_profile: 11, message: 102, flags_mask: 2048 },
       { id: 7, user_profile: 12, message: 102, flags_mask: 2049 },
+      { id: 8, user_profile: 10, message: 103, flags_mask: 0 },
+      { id: 9, user_profile: 11, message: 103, flags_mask: 0 },
     ],
   };
   const json = (v: unknown): Buffer => Buffer.from(JSON.stringify(v));
@@ -92,22 +95,23 @@ describe('importing a tarball from Zulip', () => {
     target = await emptyTarget();
     const summary = await importRealm(target.app.ctx, zulipTarball());
     expect(summary.realmId).toBe(2);
-    expect(summary.counts).toMatchObject({ users: 4, channels: 1, subscriptions: 2, messages: 3, user_messages: 7, reactions: 1 });
+    expect(summary.counts).toMatchObject({ users: 3, system_bots: 1, channels: 1, subscriptions: 2, messages: 4, user_messages: 9, reactions: 1 });
   });
   afterAll(async () => target?.close());
 
   it('carries users, with Zulip settings, and the system bot', async () => {
     const users = (await target.get(11, '/users')).members.map((u: any) => ({ id: u.user_id, email: u.email, name: u.full_name, role: u.role, bot: u.is_bot, tz: u.timezone }));
     expect(users).toEqual([
-      { id: 1, email: 'notification-bot@zulip.com', name: 'notification-bot', role: 400, bot: true, tz: '' },
       { id: 10, email: 'alice@example.com', name: 'Alice', role: 100, bot: false, tz: 'Europe/Paris' },
       { id: 11, email: 'bob@example.com', name: 'Bob', role: 400, bot: false, tz: '' },
       { id: 12, email: 'carol@example.com', name: 'Carol', role: 400, bot: false, tz: '' },
     ]);
     const me = await target.get(10, '/users/me');
     expect([me.role, me.is_owner, me.date_joined]).toEqual([100, true, '2023-11-14T22:13+00:00']);
-    const settings = await target.post(10, '/register', { fetch_event_types: ['user_settings'] });
+    const settings = await target.post(10, '/register', { fetch_event_types: ['user_settings', 'realm_user'] });
     expect(settings.user_settings.twenty_four_hour_time).toBe(true);
+    // Zulip's cross-realm bot is Parley's system bot, outside the organization.
+    expect(settings.cross_realm_bots.map((b: any) => [b.user_id, b.email, b.full_name, b.is_system_bot])).toEqual([[1, 'notification-bot@zulip.com', 'Notification Bot', true]]);
   });
 
   it('carries channels, subscriptions and their settings', async () => {
@@ -125,7 +129,9 @@ describe('importing a tarball from Zulip', () => {
       { id: 100, content: '<p>Hi <strong>Bob</strong></p>', flags: ['starred'], ts: 1700000100, client: 'website', topic: 'hello', type: 'stream' },
       { id: 101, content: '<p>psst</p>', flags: ['read'], ts: 1700000200, client: 'ZulipMobile', topic: '', type: 'private' },
       { id: 102, content: '<p>all three</p>', flags: [], ts: 1700000300, client: 'website', topic: '', type: 'private' },
+      { id: 103, content: '<p>A new channel</p>', flags: [], ts: 1700000400, client: 'website', topic: 'hello', type: 'stream' },
     ]);
+    expect([bob[3].sender_id, bob[3].sender_full_name, bob[3].sender_email]).toEqual([1, 'Notification Bot', 'notification-bot@zulip.com']);
     expect(bob[0].reactions).toEqual([{ emoji_name: '+1', emoji_code: '1f44d', reaction_type: 'unicode_emoji', user_id: 11, user: { email: 'bob@example.com', full_name: 'Bob', id: 11 } }]);
     expect(bob[2].display_recipient.map((r: any) => r.id)).toEqual([10, 11, 12]);
     const carol = (await target.get(12, `/messages?anchor=newest&num_before=10&num_after=0&narrow=${encodeURIComponent(JSON.stringify([{ operator: 'dm', operand: [10, 11] }]))}`)).messages;

@@ -10,6 +10,7 @@ import { realmSettings } from '../rules/realm-settings.js';
 import { REALM_GROUP_SETTING_DEFAULTS } from '../rules/realm-group-settings.js';
 import { userSettings } from '../rules/user-settings.js';
 import type { TarEntry } from '../../files/tar.js';
+import { systemBotRows } from '../actions/system-bots.js';
 import {
   ATTACHMENT_SPEC,
   EXPORT_FULL_WITH_CONSENT,
@@ -101,8 +102,8 @@ export async function buildRealmExport(app: AppCtx, realmId: number, exportType:
     email: apiEmail(u, domain),
     date_joined: Number(u.date_joined),
   }));
-  // Zulip's cross-realm system bots live in another realm there; ours are ordinary users of the realm.
-  data.zerver_userprofile_crossrealm = [];
+  // The system bots live in the internal organization, as Zulip's cross-realm bots do; their messages reference these ids.
+  data.zerver_userprofile_crossrealm = (await systemBotRows(app)).map((b) => ({ id: b.id, email: b.delivery_email, email_domain: b.delivery_email.split('@')[1] ?? '' }));
   data.zerver_userprofile_mirrordummy = [];
 
   // Groups: every group is a UserGroup; named ones also a NamedUserGroup (Zulip's split).

@@ -8,6 +8,7 @@ import { readTarGz, type TarEntry } from '../../files/tar.js';
 import { isValidKey } from '../../files/storage.js';
 import { THUMBNAIL_DONE } from '../../store/attachments.js';
 import { generateApiKey } from '../rules/credentials.js';
+import { INTERNAL_REALM_STRING_ID, SYSTEM_BOTS } from '../actions/system-bots.js';
 import { REALM_SETTING_DEFAULTS } from '../rules/realm-settings.js';
 import { REALM_GROUP_SETTING_DEFAULTS } from '../rules/realm-group-settings.js';
 import { USER_SETTING_DEFAULTS } from '../rules/user-settings.js';
@@ -151,8 +152,27 @@ export async function importRealm(app: AppCtx, gz: Buffer): Promise<ImportSummar
         .values({ id: realmId, string_id: String(z.string_id ?? ''), name: String(z.name ?? ''), description: String(z.description ?? ''), date_created: int(z.date_created ?? 0, 'date_created'), deactivated: b(z.deactivated), settings: JSON.stringify(realmStored) })
         .execute();
 
-      // Users (Zulip's cross-realm system bots become users of the realm, as ours are).
-      const profiles: Row[] = [...list(data, 'zerver_userprofile'), ...list(data, 'zerver_userprofile_crossrealm').map((u) => ({ ...u, is_bot: true, bot_type: 1, full_name: u.full_name ?? String(u.email).split('@')[0] }))];
+      // Cross-realm system bots (Notification Bot, Welcome Bot, ...) go to the internal organization,
+      // as ensureSystemBots keeps them, under the ids the export's messages use.
+      const crossRealm = list(data, 'zerver_userprofile_crossrealm');
+      const internalId = realmId + 1;
+      await t
+        .insertInto('realms')
+        .values({ id: internalId, string_id: INTERNAL_REALM_STRING_ID, name: 'System bot realm', description: '', date_created: int(z.date_created ?? 0, 'date_created'), deactivated: 0, settings: '{}' })
+        .execute();
+      const known = new Map<string, string>(Object.values(SYSTEM_BOTS).map((b) => [b.email, b.fullName]));
+      const bots = crossRealm.map((u) => {
+        const email = String(u.email ?? '').toLowerCase();
+        if (!email) fail('malformed export: a cross-realm bot has no email');
+        return shape(
+          { id: int(u.id, 'crossrealm.id'), realm_id: internalId, delivery_email: email, email_lower: email, full_name: known.get(email) ?? email.split('@')[0], password_hash: null, api_key: generateApiKey(), role: 400, is_active: 1, is_bot: 1, bot_type: 1, bot_owner_id: null, date_joined: int(z.date_created ?? 0, 'date_created'), timezone: '', avatar_source: 'G', avatar_file: null, avatar_version: 1, default_sending_stream_id: null, default_events_register_stream_id: null, default_all_public_streams: 0, is_imported_stub: 0, can_create_users: 0, tos_version: 0, settings: '{}' },
+          userColumns,
+        );
+      });
+      await insertAll(app, t, 'users', bots);
+      counts.system_bots = bots.length;
+
+      const profiles: Row[] = list(data, 'zerver_userprofile');
       const later: { id: number; bot_owner_id: number | null; default_sending_stream_id: number | null; default_events_register_stream_id: number | null }[] = [];
       const userRows = profiles.map((p) => {
         const r = fromZulip({ rename: USER_RENAME, bools: USER_BOOLS }, p);
