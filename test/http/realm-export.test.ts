@@ -44,6 +44,8 @@ describe('organization exports', () => {
       expectError(await t.delete('/export/realm/1', {}, who), 400, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator');
     }
     expectError(await t.post('/export/realm', { export_type: 3 }, 'iago'), 400, 'BAD_REQUEST', 'Invalid export_type: Value error, Not in the list of possible values');
+    expect(await t.captureEvents(() => t.post('/export/realm', {}, 'shiva'))).toEqual([]);
+    expect(await t.app.ctx.db.selectFrom('realm_exports').selectAll().execute()).toEqual([]);
     expect(expectSuccess(await t.get('/export/realm', {}, 'iago')).exports).toEqual([]);
     expectError(await t.delete('/export/realm/999', {}, 'iago'), 400, 'BAD_REQUEST', 'Invalid data export ID');
   });
@@ -94,6 +96,30 @@ describe('organization exports', () => {
     expect(deleted.map((d) => d.event)).toEqual([{ type: 'realm_export', exports: [{ ...pendingRow, pending: false, deleted_timestamp: expect.any(Number) }] }]);
     expect((await fetchUrl(t, url, 'owner')).statusCode).toBe(404);
     expectError(await t.delete(`/export/realm/${id}`, {}, 'iago'), 400, 'BAD_REQUEST', 'Export already deleted');
+  });
+
+  it('a failed export says so, and 5 requests in 7 days is the limit', async () => {
+    const storage = t.app.ctx.files.storage;
+    const put = storage.put.bind(storage);
+    (storage as { put: typeof put }).put = async () => {
+      throw new Error('disk full');
+    };
+    let id = 0;
+    try {
+      id = expectSuccess(await t.post('/export/realm', { export_type: 2 }, 'owner')).id;
+      const events = await t.captureEvents(() => t.app.scheduler.runDueNow());
+      const row = events.map((d) => d.event).find((e) => e.type === 'realm_export')!.exports.find((e: any) => e.id === id);
+      expect(row).toEqual({ id, export_time: expect.any(Number), acting_user_id: t.users.owner.id, export_url: null, deleted_timestamp: null, failed_timestamp: expect.any(Number), pending: false, export_type: 2 });
+    } finally {
+      (storage as { put: typeof put }).put = put;
+    }
+    expectError(await t.delete(`/export/realm/${id}`, {}, 'owner'), 400, 'BAD_REQUEST', 'Export failed, nothing to delete');
+    // Two so far this week (one deleted, one failed): three more are allowed, the sixth is not.
+    for (let i = 0; i < 3; i++) expectSuccess(await t.post('/export/realm', {}, 'iago'));
+    const before = expectSuccess(await t.get('/export/realm', {}, 'iago')).exports;
+    const events = await t.captureEvents(async () => expectError(await t.post('/export/realm', {}, 'iago'), 400, 'BAD_REQUEST', 'Exceeded rate limit.'));
+    expect(events).toEqual([]);
+    expect(expectSuccess(await t.get('/export/realm', {}, 'iago')).exports).toEqual(before);
   });
 });
 

@@ -218,12 +218,15 @@ export async function buildRealmExport(app: AppCtx, realmId: number, exportType:
     : [];
   const linked = new Map<number, number[]>();
   for (const l of links) linked.set(l.attachment_id, [...(linked.get(l.attachment_id) ?? []), l.message_id]);
-  const attachments = linked.size ? await db.selectFrom('attachments').selectAll().where('id', 'in', [...linked.keys()]).orderBy('id').execute() : [];
+  const linkedRows = linked.size ? await db.selectFrom('attachments').selectAll().where('id', 'in', [...linked.keys()]).orderBy('id').execute() : [];
+  const attachments: typeof linkedRows = [];
   const entries: TarEntry[] = [];
   const records: Row[] = [];
-  for (const a of attachments) {
+  for (const a of linkedRows) {
+    // An upload whose file is gone is left out whole (row and file), so the tarball stays importable.
     const f = await app.files.storage.open(a.path_id);
     if (!f) continue;
+    attachments.push(a);
     const chunks: Buffer[] = [];
     for await (const c of f.stream) chunks.push(c as Buffer);
     entries.push({ name: `${dirName}/uploads/${a.path_id}`, data: Buffer.concat(chunks) });
