@@ -164,6 +164,9 @@ describe('export -> import into an empty database', () => {
     expectSuccess(await t.post('/users/me/alert_words', { alert_words: ['ghost'] }, 'hamlet'));
     expectSuccess(await t.post('/realm/filters', { pattern: '#(?P<id>[0-9]+)', url_template: 'https://tracker.example/{id}' }, 'iago'));
     expectSuccess(await t.patch('/realm', { description: 'Elsinore', invite_required: false }, 'owner'));
+    expectSuccess(await t.post('/saved_snippets', { title: 'Greeting', content: 'Good morrow' }, 'hamlet'));
+    expectSuccess(await t.post('/navigation_views', { fragment: 'narrow/is/starred', is_pinned: true }, 'hamlet'));
+    expectSuccess(await t.request('PUT', '/bot_storage', { storage: { skull: 'Yorick' } }, 'bot'));
     expectSuccess(await t.post('/messages/flags', { messages: [channelMsg, dm], op: 'add', flag: 'read' }, 'cordelia'));
   });
   afterAll(async () => {
@@ -247,6 +250,9 @@ describe('export -> import into an empty database', () => {
       const res = await app.http.inject({ method: 'POST', url: '/api/v1/register', headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'fetch_event_types=%5B%22realm_user%22%5D' });
       return JSON.parse(res.body).cross_realm_bots;
     };
+    const botKey = await target.app.ctx.db.selectFrom('users').select(['delivery_email', 'api_key']).where('id', '=', t.users.bot.id).executeTakeFirstOrThrow();
+    expect(await ask(target.app, basicAuth({ email: botKey.delivery_email, apiKey: botKey.api_key }), '/bot_storage')).toEqual(await ask(t.app, basicAuth(t.users.bot), '/bot_storage'));
+    expect((await ask(t.app, basicAuth(t.users.bot), '/bot_storage')).storage).toEqual({ skull: 'Yorick' });
     const bots = await reg(t.app, basicAuth(t.users.hamlet));
     expect(bots.length).toBe(2);
     expect(await reg(target.app, keys.get(t.users.hamlet.id)!)).toEqual(bots);

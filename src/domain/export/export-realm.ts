@@ -49,6 +49,7 @@ async function tableRows(app: AppCtx, table: string, realmId: number): Promise<R
   const hasRealm = await hasColumn(app, table, 'realm_id');
   let q = db.selectFrom(table).selectAll();
   if (hasRealm) q = q.where('realm_id', '=', realmId);
+  else if (await hasColumn(app, table, 'user_id')) q = q.where('user_id', 'in', (eb: any) => eb.selectFrom('users').select('id').where('realm_id', '=', realmId));
   const rows = (await q.execute()) as Row[];
   return rows;
 }

@@ -77,6 +77,9 @@ export const REALM_TABLES: readonly TableSpec[] = [
   { table: 'user_topics', key: 'zerver_usertopic', rename: { user_id: 'user_profile', channel_id: 'stream', topic_name: 'topic_name' }, drop: ['realm_id', 'topic_lower'] },
   { table: 'alert_words', key: 'zerver_alertword', rename: { ...R, user_id: 'user_profile' } },
   { table: 'muted_users', key: 'zerver_muteduser', rename: { user_id: 'user_profile', muted_user_id: 'muted_user' } },
+  { table: 'saved_snippets', key: 'zerver_savedsnippet', rename: { ...R, user_id: 'user_profile' } },
+  { table: 'navigation_views', key: 'zerver_navigationview', rename: { user_id: 'user' }, bools: ['is_pinned'] },
+  { table: 'bot_storage', key: 'zerver_botstoragedata', rename: { user_id: 'bot_profile' } },
 ];
 
 export const MESSAGE_SPEC: TableSpec = {
