@@ -184,6 +184,9 @@ describe('export -> import into an empty database', () => {
     expect(ids).not.toContain(dm);
     const realm = JSON.parse(files.get('realm.json')!.toString());
     expect(realm.zerver_userprofile.every((u: any) => !('api_key' in u) && !('password_hash' in u) && !('password' in u))).toBe(true);
+    // Everyone stays a working account, without private data: no alert words, snippets, muting.
+    expect(realm.zerver_userprofile_mirrordummy).toEqual([]);
+    expect([realm.zerver_alertword, realm.zerver_savedsnippet, realm.zerver_muteduser, realm.zerver_navigationview, realm.zerver_botstoragedata]).toEqual([[], [], [], [], []]);
     const attachments = JSON.parse(files.get('attachment.json')!.toString());
     expect(attachments.zerver_attachment.map((a: any) => [a.file_name, a.messages.length === 1 && ids.includes(a.messages[0])])).toEqual([['notes.txt', true], ['red.png', true]]);
     expect(attachments.zerver_imageattachment.map((i: any) => [i.original_width_px, i.original_height_px, i.frames])).toEqual([[300, 200, 1]]);
@@ -200,6 +203,18 @@ describe('export -> import into an empty database', () => {
     expect(ids).not.toContain(dm); // hamlet and cordelia did not consent
     const privRows = msgs.zerver_usermessage.filter((um: any) => um.message === privateMsg).map((um: any) => um.user_profile);
     expect(privRows).toEqual([t.users.othello.id]);
+    // Zulip's rules for the others: mirror dummies (deactivated), default settings, scrubbed subscriptions, no private tables.
+    const realm = JSON.parse(files.get('realm.json')!.toString());
+    expect(realm.zerver_userprofile.map((u: any) => u.id)).toEqual([t.users.othello.id]);
+    const hamlet = realm.zerver_userprofile_mirrordummy.find((u: any) => u.id === t.users.hamlet.id);
+    expect([hamlet.is_mirror_dummy, hamlet.is_active, hamlet.delivery_email]).toEqual([true, false, 'hamlet@zulip.com']);
+    expect(realm.zerver_alertword).toEqual([]);
+    expect(realm.zerver_usertopic.map((u: any) => u.user_profile)).toEqual([t.users.othello.id]); // followed on sending
+    expect(realm.zerver_muteduser).toEqual([]);
+    expect(realm.zerver_savedsnippet).toEqual([]);
+    const denmarkRecipient = realm.zerver_stream.find((c: any) => c.name === 'Denmark').recipient;
+    const cordeliaSub = realm.zerver_subscription.find((x: any) => x.user_profile === t.users.cordelia.id && x.recipient === denmarkRecipient);
+    expect(cordeliaSub).toMatchObject({ is_muted: false, pin_to_top: false, desktop_notifications: null });
     await t.patch('/settings', { allow_private_data_export: false }, 'othello');
   });
 

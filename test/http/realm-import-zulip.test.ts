@@ -23,6 +23,7 @@ function zulipTarball(): Buffer {
       { id: 11, realm: 2, email: 'bob@example.com', delivery_email: 'bob@example.com', full_name: 'Bob', role: 400, is_bot: false, bot_type: null, bot_owner: null, is_active: true, is_mirror_dummy: false, date_joined: 1700000001.5, tos_version: null, avatar_source: 'G', avatar_version: 1, timezone: '', twenty_four_hour_time: false },
       { id: 12, realm: 2, email: 'carol@example.com', delivery_email: 'carol@example.com', full_name: 'Carol', role: 400, is_bot: false, bot_type: null, bot_owner: null, is_active: true, date_joined: 1700000002.5, tos_version: null, avatar_source: 'G', avatar_version: 1, timezone: '' },
     ],
+    zerver_userprofile_mirrordummy: [{ id: 13, realm: 2, email: 'dave@example.com', delivery_email: 'dave@example.com', full_name: 'Dave', role: 400, is_bot: false, is_active: false, is_mirror_dummy: true, date_joined: 1700000003.5, tos_version: null, avatar_source: 'G', timezone: '' }],
     zerver_userprofile_crossrealm: [{ id: 1, email: 'notification-bot@zulip.com', email_domain: 'zulip.com' }],
     zerver_usergroup: SYSTEM.map((name) => ({ id: gid(name), realm: 2 })),
     zerver_namedusergroup: SYSTEM.map((name) => ({ usergroup_ptr: gid(name), realm_for_sharding: 2, name, description: name, is_system_group: true, can_mention_group: gid('role:nobody') })),
@@ -95,7 +96,7 @@ describe('importing a tarball from Zulip', () => {
     target = await emptyTarget();
     const summary = await importRealm(target.app.ctx, zulipTarball());
     expect(summary.realmId).toBe(2);
-    expect(summary.counts).toMatchObject({ users: 3, system_bots: 1, channels: 1, subscriptions: 2, messages: 4, user_messages: 9, reactions: 1 });
+    expect(summary.counts).toMatchObject({ users: 4, system_bots: 1, channels: 1, subscriptions: 2, messages: 4, user_messages: 9, reactions: 1 });
   });
   afterAll(async () => target?.close());
 
@@ -105,7 +106,11 @@ describe('importing a tarball from Zulip', () => {
       { id: 10, email: 'alice@example.com', name: 'Alice', role: 100, bot: false, tz: 'Europe/Paris' },
       { id: 11, email: 'bob@example.com', name: 'Bob', role: 400, bot: false, tz: '' },
       { id: 12, email: 'carol@example.com', name: 'Carol', role: 400, bot: false, tz: '' },
+      { id: 13, email: 'dave@example.com', name: 'Dave', role: 400, bot: false, tz: '' },
     ]);
+    // A mirror dummy (a user whose data stayed in Zulip) is a deactivated account.
+    const dave = (await target.get(10, '/users/13')).user;
+    expect([dave.full_name, dave.is_active]).toEqual(['Dave', false]);
     const me = await target.get(10, '/users/me');
     expect([me.role, me.is_owner, me.date_joined]).toEqual([100, true, '2023-11-14T22:13+00:00']);
     const settings = await target.post(10, '/register', { fetch_event_types: ['user_settings', 'realm_user'] });

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { avatarDir } from '../../store/avatar-files.js';
@@ -8,7 +8,9 @@ import { apiEmail } from '../../presenters/user.js';
 import { fakeEmailDomain } from '../../config.js';
 import { realmSettings } from '../rules/realm-settings.js';
 import { REALM_GROUP_SETTING_DEFAULTS } from '../rules/realm-group-settings.js';
-import { userSettings } from '../rules/user-settings.js';
+import { USER_SETTING_DEFAULTS, userSettings } from '../rules/user-settings.js';
+import { EMAIL_VISIBLE_NOBODY } from '../rules/users.js';
+import { CHANNEL_COLORS } from '../rules/channels.js';
 import type { TarEntry } from '../../files/tar.js';
 import { systemBotRows } from '../actions/system-bots.js';
 import {
@@ -79,7 +81,10 @@ export async function buildRealmExport(app: AppCtx, realmId: number, exportType:
   const realm = await db.selectFrom('realms').selectAll().where('id', '=', realmId).executeTakeFirstOrThrow();
   const domain = fakeEmailDomain(app.config);
   const users = await db.selectFrom('users').selectAll().where('realm_id', '=', realmId).orderBy('id').execute();
+  // Whose private data goes out: nobody's in a public export; in a full export with consent, the
+  // users who allowed it and the bots they own (Zulip's exportable_user_ids).
   const consenting = new Set(users.filter((u) => exportType === EXPORT_FULL_WITH_CONSENT && !u.is_bot && userSettings(u.settings).allow_private_data_export === true).map((u) => u.id));
+  for (const u of users) if (u.is_bot && u.bot_owner_id !== null && consenting.has(u.bot_owner_id)) consenting.add(u.id);
   const data: Record<string, Row[]> = {};
 
   const settings = realmSettings(realm.settings);
@@ -97,15 +102,34 @@ export async function buildRealmExport(app: AppCtx, realmId: number, exportType:
       deactivated: realm.deactivated === 1,
     },
   ];
-  data.zerver_userprofile = users.map((u) => ({
-    ...userSettings(u.settings),
-    ...toZulip({ rename: USER_RENAME, drop: USER_DROP, bools: USER_BOOLS }, u as Row),
-    email: apiEmail(u, domain),
-    date_joined: Number(u.date_joined),
-  }));
+  // Zulip's custom_fetch_user_profile: a user whose private data stays home keeps only the
+  // organization's default settings (but their email visibility); one who hides their email
+  // even from administrators gets a dummy address; in a full export with consent an active
+  // non-consenting user becomes a mirror dummy (deactivated; may sign up again to reclaim it),
+  // in a public export only the hidden-email ones do.
+  data.zerver_userprofile = [];
+  data.zerver_userprofile_mirrordummy = [];
+  for (const u of users) {
+    const settings = userSettings(u.settings);
+    const row: Row = {
+      ...settings,
+      ...toZulip({ rename: USER_RENAME, drop: USER_DROP, bools: USER_BOOLS }, u as Row),
+      email: apiEmail(u, domain),
+      date_joined: Number(u.date_joined),
+      is_mirror_dummy: false,
+    };
+    if (!consenting.has(u.id)) {
+      Object.assign(row, USER_SETTING_DEFAULTS, { email_address_visibility: settings.email_address_visibility });
+      if (exportType === EXPORT_FULL_WITH_CONSENT && u.is_active === 1) Object.assign(row, { is_mirror_dummy: true, is_active: false });
+      if (settings.email_address_visibility === EMAIL_VISIBLE_NOBODY) {
+        row.delivery_email = `exported-user-${randomBytes(16).toString('hex')}@${domain}`;
+        if (exportType !== EXPORT_FULL_WITH_CONSENT) Object.assign(row, { is_mirror_dummy: true, is_active: false });
+      }
+    }
+    (row.is_mirror_dummy ? data.zerver_userprofile_mirrordummy : data.zerver_userprofile).push(row);
+  }
   // The system bots live in the internal organization, as Zulip's cross-realm bots do; their messages reference these ids.
   data.zerver_userprofile_crossrealm = (await systemBotRows(app)).map((b) => ({ id: b.id, email: b.delivery_email, email_domain: b.delivery_email.split('@')[1] ?? '' }));
-  data.zerver_userprofile_mirrordummy = [];
 
   // Groups: every group is a UserGroup; named ones also a NamedUserGroup (Zulip's split).
   const groups = await db.selectFrom('user_groups').selectAll().where('realm_id', '=', realmId).orderBy('id').execute();
@@ -131,13 +155,21 @@ export async function buildRealmExport(app: AppCtx, realmId: number, exportType:
 
   const recipients = await db.selectFrom('recipients').selectAll().where('realm_id', '=', realmId).execute();
   for (const spec of REALM_TABLES) {
-    const rows = await tableRows(app, spec.table, realmId);
+    let rows = await tableRows(app, spec.table, realmId);
+    if (spec.privateBy) rows = rows.filter((r) => consenting.has(Number(r[spec.privateBy!])));
     data[spec.key] = rows.map((r, i) => {
       const z = toZulip(spec, r);
       if (!('id' in z)) z.id = i + 1;
       return z;
     });
   }
+  // Zulip's custom_process_subscription_in_realm_config: others' subscriptions keep only what
+  // makes them work; their colors are picked anew, the rest takes the defaults.
+  data.zerver_subscription = data.zerver_subscription!.map((z) =>
+    consenting.has(Number(z.user_profile))
+      ? z
+      : { id: z.id, user_profile: z.user_profile, recipient: z.recipient, active: z.active, color: CHANNEL_COLORS[randomInt(CHANNEL_COLORS.length)], is_muted: false, pin_to_top: false, desktop_notifications: null, audible_notifications: null, push_notifications: null, email_notifications: null, wildcard_mentions_notify: null },
+  );
   // Zulip keeps the members of a direct-message group as Subscription rows to its recipient.
   const groupRecipients = new Map(recipients.filter((r) => r.type === RECIPIENT_HUDDLE).map((r) => [r.type_id, r.id]));
   let nextSubId = Math.max(0, ...data.zerver_subscription!.map((s) => Number(s.id))) + 1;

@@ -27,6 +27,11 @@ export interface TableSpec {
   readonly drop?: readonly string[];
   /** Boolean columns (0/1 here, true/false in the file). */
   readonly bools?: readonly string[];
+  /**
+   * A user's private data (Zulip's limit_to_consenting_users): exported only
+   * for users whose private data goes out (none in a public export).
+   */
+  readonly privateBy?: string;
 }
 
 const R = { realm_id: 'realm' };
@@ -74,12 +79,12 @@ export const REALM_TABLES: readonly TableSpec[] = [
   { table: 'realm_emoji', key: 'zerver_realmemoji', rename: { ...R, author_id: 'author' }, bools: ['is_animated', 'deactivated'] },
   { table: 'custom_profile_fields', key: 'zerver_customprofilefield', rename: { ...R, sort_order: 'order' }, bools: ['display_in_profile_summary', 'required', 'editable_by_user'] },
   { table: 'custom_profile_field_values', key: 'zerver_customprofilefieldvalue', rename: { user_id: 'user_profile', field_id: 'field' }, drop: ['realm_id'] },
-  { table: 'user_topics', key: 'zerver_usertopic', rename: { user_id: 'user_profile', channel_id: 'stream', topic_name: 'topic_name' }, drop: ['realm_id', 'topic_lower'] },
-  { table: 'alert_words', key: 'zerver_alertword', rename: { ...R, user_id: 'user_profile' } },
-  { table: 'muted_users', key: 'zerver_muteduser', rename: { user_id: 'user_profile', muted_user_id: 'muted_user' } },
-  { table: 'saved_snippets', key: 'zerver_savedsnippet', rename: { ...R, user_id: 'user_profile' } },
-  { table: 'navigation_views', key: 'zerver_navigationview', rename: { user_id: 'user' }, bools: ['is_pinned'] },
-  { table: 'bot_storage', key: 'zerver_botstoragedata', rename: { user_id: 'bot_profile' } },
+  { table: 'user_topics', key: 'zerver_usertopic', rename: { user_id: 'user_profile', channel_id: 'stream', topic_name: 'topic_name' }, drop: ['realm_id', 'topic_lower'], privateBy: 'user_id' },
+  { table: 'alert_words', key: 'zerver_alertword', rename: { ...R, user_id: 'user_profile' }, privateBy: 'user_id' },
+  { table: 'muted_users', key: 'zerver_muteduser', rename: { user_id: 'user_profile', muted_user_id: 'muted_user' }, privateBy: 'user_id' },
+  { table: 'saved_snippets', key: 'zerver_savedsnippet', rename: { ...R, user_id: 'user_profile' }, privateBy: 'user_id' },
+  { table: 'navigation_views', key: 'zerver_navigationview', rename: { user_id: 'user' }, bools: ['is_pinned'], privateBy: 'user_id' },
+  { table: 'bot_storage', key: 'zerver_botstoragedata', rename: { user_id: 'bot_profile' }, privateBy: 'user_id' },
 ];
 
 export const MESSAGE_SPEC: TableSpec = {

@@ -172,7 +172,8 @@ export async function importRealm(app: AppCtx, gz: Buffer): Promise<ImportSummar
       await insertAll(app, t, 'users', bots);
       counts.system_bots = bots.length;
 
-      const profiles: Row[] = list(data, 'zerver_userprofile');
+      // Mirror dummies (users whose data stayed home) come back deactivated, marked as imported stubs.
+      const profiles: Row[] = [...list(data, 'zerver_userprofile'), ...list(data, 'zerver_userprofile_mirrordummy').map((u) => ({ ...u, is_active: false, is_imported_stub: true }))];
       const later: { id: number; bot_owner_id: number | null; default_sending_stream_id: number | null; default_events_register_stream_id: number | null }[] = [];
       const userRows = profiles.map((p) => {
         const r = fromZulip({ rename: USER_RENAME, bools: USER_BOOLS }, p);
