@@ -104,3 +104,35 @@ export function readTarGz(gz: Buffer, maxBytes = 4 * 1024 * 1024 * 1024): TarEnt
   }
   return out;
 }
+
+/** A file to put in a streamed tarball: its size up front (tar headers need it), its bytes when read. */
+export interface TarSource {
+  readonly name: string;
+  readonly size: number;
+  open(): Promise<AsyncIterable<Buffer | Uint8Array>> | AsyncIterable<Buffer | Uint8Array> | Iterable<Buffer>;
+}
+
+/**
+ * The bytes of an (uncompressed) tarball, file by file: memory holds one
+ * chunk at a time, whatever the size of the files. A file whose length is not
+ * the announced size fails the archive (it changed while being read).
+ */
+export async function* tarChunks(sources: Iterable<TarSource>, mtime = Math.floor(Date.now() / 1000)): AsyncGenerator<Buffer> {
+  for (const s of sources) {
+    yield header(s.name, s.size, mtime);
+    let n = 0;
+    for await (const chunk of (await s.open()) as AsyncIterable<Buffer | Uint8Array>) {
+      const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+      n += b.length;
+      if (n > s.size) throw new Error(`tar: ${s.name} grew while being archived`);
+      yield b;
+    }
+    if (n !== s.size) throw new Error(`tar: ${s.name} shrank while being archived`);
+    const pad = (BLOCK - (s.size % BLOCK)) % BLOCK;
+    if (pad) yield Buffer.alloc(pad);
+  }
+  yield Buffer.alloc(BLOCK * 2);
+}
+
+/** A TarSource over bytes already in memory. */
+export const bufferSource = (name: string, data: Buffer): TarSource => ({ name, size: data.length, open: () => [data] });

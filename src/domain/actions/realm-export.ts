@@ -7,7 +7,12 @@ import type { Db } from '../../store/db.js';
 import { nowSeconds } from '../../store/db.js';
 import { humanAdminIds } from '../../store/bots.js';
 import { realmUrl } from '../../config.js';
-import { writeTarGz } from '../../files/tar.js';
+import { tarChunks } from '../../files/tar.js';
+import { createReadStream, createWriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
 import { buildRealmExport } from '../export/export-realm.js';
 import { STATUS_DELETED, STATUS_FAILED, STATUS_REQUESTED, STATUS_STARTED, STATUS_SUCCEEDED } from '../export/format.js';
 import type { JobSource } from '../../jobs/scheduler.js';
@@ -98,20 +103,28 @@ async function runExport(app: AppCtx, row: RealmExportRow): Promise<void> {
   const token = randomBytes(12).toString('base64url');
   const dirName = `zulip-export-${randomBytes(4).toString('hex')}`;
   const key = `exports/${row.realm_id}/${randomBytes(1).toString('hex')}/${token}/${dirName}.tar.gz`;
+  let tmp: string | undefined;
   try {
     const { entries } = await buildRealmExport(app, row.realm_id, row.type, dirName);
-    const gz = writeTarGz(entries);
-    await app.files.storage.put(key, Readable.from([gz]), gz.length, 'application/gzip');
+    // Uploads stream from storage through gzip into a temporary file, then into storage.
+    await fs.mkdir(path.join(app.config.dataDir, 'tmp'), { recursive: true });
+    tmp = path.join(app.config.dataDir, 'tmp', `${dirName}.tar.gz.part`);
+    await pipeline(Readable.from(tarChunks(entries)), createGzip(), createWriteStream(tmp));
+    const size = (await fs.stat(tmp)).size;
+    await app.files.storage.put(key, createReadStream(tmp), size, 'application/gzip');
     await transact(app, async (tx) => {
-      await tx.db.updateTable('realm_exports').set({ status: STATUS_SUCCEEDED, date_succeeded: nowSeconds(), export_path: key, tarball_size_bytes: gz.length }).where('id', '=', row.id).execute();
+      await tx.db.updateTable('realm_exports').set({ status: STATUS_SUCCEEDED, date_succeeded: nowSeconds(), export_path: key, tarball_size_bytes: size }).where('id', '=', row.id).execute();
       await notifyRealmExport(app, tx, row.realm_id);
     });
   } catch (err) {
     app.log.error({ err, exportId: row.id }, 'organization export failed');
+    await app.files.storage.remove([key]).catch(() => undefined);
     await transact(app, async (tx) => {
       await tx.db.updateTable('realm_exports').set({ status: STATUS_FAILED, date_failed: nowSeconds() }).where('id', '=', row.id).execute();
       await notifyRealmExport(app, tx, row.realm_id);
     });
+  } finally {
+    if (tmp) await fs.rm(tmp, { force: true });
   }
 }
 

@@ -11,7 +11,7 @@ import { REALM_GROUP_SETTING_DEFAULTS } from '../rules/realm-group-settings.js';
 import { USER_SETTING_DEFAULTS, userSettings } from '../rules/user-settings.js';
 import { EMAIL_VISIBLE_NOBODY } from '../rules/users.js';
 import { CHANNEL_COLORS } from '../rules/channels.js';
-import type { TarEntry } from '../../files/tar.js';
+import { bufferSource, type TarSource } from '../../files/tar.js';
 import { systemBotRows } from '../actions/system-bots.js';
 import {
   ATTACHMENT_SPEC,
@@ -72,7 +72,8 @@ async function hasColumn(app: AppCtx, table: string, col: string): Promise<boole
 }
 
 export interface ExportResult {
-  readonly entries: TarEntry[];
+  /** The tarball's files; uploads are read from storage only when the tarball is written. */
+  readonly entries: TarSource[];
   readonly stats: Record<string, number>;
 }
 
@@ -253,16 +254,23 @@ export async function buildRealmExport(app: AppCtx, realmId: number, exportType:
   for (const l of links) linked.set(l.attachment_id, [...(linked.get(l.attachment_id) ?? []), l.message_id]);
   const linkedRows = linked.size ? await db.selectFrom('attachments').selectAll().where('id', 'in', [...linked.keys()]).orderBy('id').execute() : [];
   const attachments: typeof linkedRows = [];
-  const entries: TarEntry[] = [];
+  const entries: TarSource[] = [];
   const records: Row[] = [];
   for (const a of linkedRows) {
     // An upload whose file is gone is left out whole (row and file), so the tarball stays importable.
     const f = await app.files.storage.open(a.path_id);
     if (!f) continue;
+    f.stream.destroy();
     attachments.push(a);
-    const chunks: Buffer[] = [];
-    for await (const c of f.stream) chunks.push(c as Buffer);
-    entries.push({ name: `${dirName}/uploads/${a.path_id}`, data: Buffer.concat(chunks) });
+    entries.push({
+      name: `${dirName}/uploads/${a.path_id}`,
+      size: f.size,
+      open: async () => {
+        const again = await app.files.storage.open(a.path_id);
+        if (!again) throw new Error(`upload ${a.path_id} vanished during the export`);
+        return again.stream;
+      },
+    });
     records.push({
       path: a.path_id,
       s3_path: a.path_id,
@@ -286,7 +294,7 @@ export async function buildRealmExport(app: AppCtx, realmId: number, exportType:
       const data = await readOrNull(path.join(dir, `${u.avatar_file}${suffix}.png`));
       if (!data) continue;
       const rel = `${realmId}/${u.avatar_file}${suffix}.png`;
-      entries.push({ name: `${dirName}/avatars/${rel}`, data });
+      entries.push(bufferSource(`${dirName}/avatars/${rel}`, data));
       avatarRecords.push({ path: rel, s3_path: rel, realm_id: realmId, user_profile_id: u.id, user_profile_email: apiEmail(u, domain), content_type: 'image/png', size: data.length, last_modified: Number(u.date_joined) });
     }
   }
@@ -300,7 +308,7 @@ export async function buildRealmExport(app: AppCtx, realmId: number, exportType:
     ] as [string, string][]) {
       const data = await readOrNull(file);
       if (!data) continue;
-      entries.push({ name: `${dirName}/emoji/${rel}`, data });
+      entries.push(bufferSource(`${dirName}/emoji/${rel}`, data));
       emojiRecords.push({ id: e.id, realm_id: realmId, author: e.author_id, file_name: e.file_name, name: e.name, deactivated: e.deactivated === 1, path: rel, s3_path: rel });
     }
   }
@@ -311,15 +319,15 @@ export async function buildRealmExport(app: AppCtx, realmId: number, exportType:
     .map((a) => ({ id: a.id, realm: a.realm_id, path_id: a.path_id, original_width_px: a.image_width, original_height_px: a.image_height, frames: a.image_frames ?? 1, content_type: a.content_type, thumbnail_metadata: [], thumbnail_state: a.thumbnail_state }));
   const json = (v: unknown): Buffer => Buffer.from(JSON.stringify(v, null, 1));
   entries.unshift(
-    { name: `${dirName}/realm.json`, data: json(data) },
-    { name: `${dirName}/messages-000001.json`, data: json({ zerver_message: messages, zerver_usermessage: userMessages }) },
-    { name: `${dirName}/attachment.json`, data: json({ zerver_attachment: attachmentRows, zerver_imageattachment: imageRows }) },
-    { name: `${dirName}/uploads/records.json`, data: json(records) },
-    { name: `${dirName}/avatars/records.json`, data: json(avatarRecords) },
-    { name: `${dirName}/emoji/records.json`, data: json(emojiRecords) },
-    { name: `${dirName}/realm_icons/records.json`, data: json([]) },
+    bufferSource(`${dirName}/realm.json`, json(data)),
+    bufferSource(`${dirName}/messages-000001.json`, json({ zerver_message: messages, zerver_usermessage: userMessages })),
+    bufferSource(`${dirName}/attachment.json`, json({ zerver_attachment: attachmentRows, zerver_imageattachment: imageRows })),
+    bufferSource(`${dirName}/uploads/records.json`, json(records)),
+    bufferSource(`${dirName}/avatars/records.json`, json(avatarRecords)),
+    bufferSource(`${dirName}/emoji/records.json`, json(emojiRecords)),
+    bufferSource(`${dirName}/realm_icons/records.json`, json([])),
   );
   const stats = { users: users.length, messages: messages.length, user_messages: userMessages.length, reactions: reactions.length, uploads: records.length, avatars: avatarRecords.length, emoji: emojiRecords.length };
-  entries.push({ name: `${dirName}/stats.json`, data: json(stats) });
+  entries.push(bufferSource(`${dirName}/stats.json`, json(stats)));
   return { entries, stats };
 }
