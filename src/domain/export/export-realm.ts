@@ -56,16 +56,19 @@ async function tableRows(app: AppCtx, table: string, realmId: number): Promise<R
   return rows;
 }
 
-const columnCache = new Map<string, Set<string>>();
+/** Our columns of each table, read once per database (the importer keeps only real columns). */
+const columnCache = new WeakMap<object, Map<string, Set<string>>>();
 export async function tableColumns(app: Pick<AppCtx, 'db'>, table: string): Promise<Set<string>> {
-  const key = table;
-  let cols = columnCache.get(key);
-  if (!cols) {
-    const tables = await app.db.introspection.getTables();
-    for (const t of tables) columnCache.set(t.name, new Set(t.columns.map((c) => c.name)));
-    cols = columnCache.get(key) ?? new Set();
+  let byTable = columnCache.get(app.db);
+  if (!byTable) {
+    byTable = new Map();
+    for (const t of await app.db.introspection.getTables()) {
+      if (t.schema && t.schema !== 'public') continue;
+      byTable.set(t.name, new Set(t.columns.map((c) => c.name)));
+    }
+    columnCache.set(app.db, byTable);
   }
-  return cols;
+  return byTable.get(table) ?? new Set();
 }
 async function hasColumn(app: AppCtx, table: string, col: string): Promise<boolean> {
   return (await tableColumns(app, table)).has(col);

@@ -120,9 +120,8 @@ function shape(row: Row, cols: Set<string>, defaults: Row = {}): Row {
   return out;
 }
 
-async function insertAll(app: AppCtx, tx: any, table: string, rows: Row[]): Promise<void> {
+async function insertAll(tx: any, table: string, rows: Row[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 200) await tx.insertInto(table).values(rows.slice(i, i + 200)).execute();
-  void app;
 }
 
 export async function importRealm(app: AppCtx, gz: Buffer): Promise<ImportSummary> {
@@ -169,7 +168,7 @@ export async function importRealm(app: AppCtx, gz: Buffer): Promise<ImportSummar
           userColumns,
         );
       });
-      await insertAll(app, t, 'users', bots);
+      await insertAll(t, 'users', bots);
       counts.system_bots = bots.length;
 
       // Mirror dummies (users whose data stayed home) come back deactivated, marked as imported stubs.
@@ -208,7 +207,7 @@ export async function importRealm(app: AppCtx, gz: Buffer): Promise<ImportSummar
           { is_active: 1, is_bot: 0, bot_type: null, avatar_version: 1, is_imported_stub: 0, can_create_users: 0, full_name: '', default_all_public_streams: 0 },
         );
       });
-      await insertAll(app, t, 'users', userRows);
+      await insertAll(t, 'users', userRows);
       counts.users = userRows.length;
 
       // Groups: settings point at other groups, set once all exist.
@@ -228,7 +227,7 @@ export async function importRealm(app: AppCtx, gz: Buffer): Promise<ImportSummar
           deactivated: b(n?.deactivated),
         };
       });
-      await insertAll(app, t, 'user_groups', groupRows);
+      await insertAll(t, 'user_groups', groupRows);
       counts.user_groups = groupRows.length;
 
       const systemGroups = new Map(groupRows.filter((g) => g.is_system_group === 1 && g.name !== null).map((g) => [g.name!, g.id]));
@@ -302,14 +301,14 @@ export async function importRealm(app: AppCtx, gz: Buffer): Promise<ImportSummar
           if (cols.has('realm_id') && r.realm_id === undefined) r.realm_id = realmId;
           shaped.push(shape(r, cols));
         }
-        await insertAll(app, t, spec.table, shaped);
+        await insertAll(t, spec.table, shaped);
         counts[spec.table] = shaped.length;
       };
       // Recipients first: channels point at them.
       for (const spec of REALM_TABLES) {
         const rows = list(data, spec.key);
         if (spec.table === 'recipients') {
-          await insertAll(app, t, 'recipients', recipients.map((r) => ({ ...r, realm_id: realmId })));
+          await insertAll(t, 'recipients', recipients.map((r) => ({ ...r, realm_id: realmId })));
           counts.recipients = recipients.length;
           continue;
         }
@@ -349,13 +348,13 @@ export async function importRealm(app: AppCtx, gz: Buffer): Promise<ImportSummar
             { is_me_message: 0, has_link: 0, has_image: 0, has_attachment: 0 },
           );
         });
-        await insertAll(app, t, 'messages', msgs);
+        await insertAll(t, 'messages', msgs);
         nMsg += msgs.length;
         const ums = list(mf, 'zerver_usermessage').map((raw) => {
           const r = fromZulip(USER_MESSAGE_SPEC, raw);
           return shape({ ...r, flags: int(r.flags ?? 0, 'flags_mask') }, umCols);
         });
-        await insertAll(app, t, 'user_messages', ums);
+        await insertAll(t, 'user_messages', ums);
         nUm += ums.length;
       }
       counts.messages = nMsg;
@@ -383,7 +382,7 @@ export async function importRealm(app: AppCtx, gz: Buffer): Promise<ImportSummar
         };
       });
       const links = attRows.flatMap((a) => (Array.isArray(a.messages) ? a.messages : []).map((m) => ({ attachment_id: int(a.id, 'attachment.id'), message_id: int(m, 'attachment.messages') })));
-      await insertAll(app, t, 'attachment_messages', links);
+      await insertAll(t, 'attachment_messages', links);
       for (const a of attRows) {
         const pathId = String(a.path_id);
         const data = files.get(`uploads/${pathId}`)!;
