@@ -6,6 +6,7 @@ import { badRequest } from '../errors.js';
 import type { Db } from '../../store/db.js';
 import { nowSeconds } from '../../store/db.js';
 import { humanAdminIds } from '../../store/bots.js';
+import { isStorableId } from '../../store/channels.js';
 import { realmUrl } from '../../config.js';
 import { tarChunks } from '../../files/tar.js';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -85,7 +86,8 @@ export async function doRequestRealmExport(app: AppCtx, caller: Caller, exportTy
 export async function doDeleteRealmExport(app: AppCtx, caller: Caller, exportId: number): Promise<void> {
   let path: string | null = null;
   await transact(app, async (tx) => {
-    const row = await tx.db.selectFrom('realm_exports').selectAll().where('id', '=', exportId).where('realm_id', '=', caller.realmId).executeTakeFirst();
+    // An id beyond the column's range names nothing (PostgreSQL would refuse the comparison).
+    const row = isStorableId(exportId) ? await tx.db.selectFrom('realm_exports').selectAll().where('id', '=', exportId).where('realm_id', '=', caller.realmId).executeTakeFirst() : undefined;
     if (!row) throw badRequest('Invalid data export ID');
     if (row.status === STATUS_DELETED) throw badRequest('Export already deleted');
     if (row.status === STATUS_FAILED) throw badRequest('Export failed, nothing to delete');
