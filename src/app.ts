@@ -32,6 +32,7 @@ import { defaultRealm } from './store/realms.js';
 import { JobWaker, Scheduler } from './jobs/scheduler.js';
 import { ScheduledDelivery } from './jobs/scheduled-delivery.js';
 import { OutgoingWebhookDelivery } from './jobs/outgoing-webhooks.js';
+import { RealmExportJobs } from './domain/actions/realm-export.js';
 
 export interface App {
   readonly ctx: AppCtx;
@@ -99,7 +100,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const files = new FileService(ctx, createStorage(config));
   (ctx as { files: FileService }).files = files;
   files.start();
-  const scheduler = new Scheduler([new ScheduledDelivery(ctx), new OutgoingWebhookDelivery(ctx)], { pollMs: config.schedulerPollMs, log });
+  const scheduler = new Scheduler([new ScheduledDelivery(ctx), new OutgoingWebhookDelivery(ctx), new RealmExportJobs(ctx)], { pollMs: config.schedulerPollMs, log });
   jobs.listen(() => scheduler.wake());
   const http = await buildHttpServer(ctx, { logger: false });
   registerPageRoutes(http, ctx);

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { buildApp, bootstrapRealm } from '../app.js';
@@ -8,6 +9,7 @@ import { generatePassword, hashPassword, isStrongPassword } from '../domain/rule
 import { checkFullName, isValidEmail, ROLES } from '../domain/rules/users.js';
 import { userByEmail } from '../store/users.js';
 import { runCluster } from './cluster.js';
+import { ImportError, importRealm } from '../domain/export/import-realm.js';
 
 const USAGE = `Usage: parley <command> [options]
 
@@ -17,6 +19,9 @@ Commands:
                                         create a user; prints its id, password and API key
   set-password --email E [--password P] set a user's password (generated when omitted)
   api-key --email E                     print a user's API key
+  import <tarball>                      load an organization export (Zulip's format: Zulip's
+                                        ./manage.py export, or Parley's POST /export/realm) into an
+                                        EMPTY database, in one transaction
   cluster --workers N                   run N server processes on one port (needs PARLEY_REDIS_URL when N > 1;
                                         see docs/scaling.md)
 
@@ -36,6 +41,33 @@ export async function runCli(argv: string[]): Promise<void> {
   if (command === 'cluster') {
     const { values: c } = parseArgs({ args: rest, options: { workers: { type: 'string', short: 'w' } }, strict: true });
     await runCluster(Number(c.workers ?? 2));
+    return;
+  }
+  if (command === 'import') {
+    const file = rest[0];
+    if (!file || rest.length !== 1) fail('usage: parley import <tarball>');
+    let gz: Buffer;
+    try {
+      gz = fs.readFileSync(file);
+    } catch (e) {
+      fail(`cannot read ${file}: ${(e as Error).message}`);
+    }
+    const config = loadConfig();
+    const app = await buildApp(config, { logger: pino({ level: 'warn' }) });
+    try {
+      const summary = await importRealm(app.ctx, gz);
+      const c = summary.counts;
+      process.stdout.write(
+        `imported the organization: ${c.users ?? 0} users, ${c.channels ?? 0} channels, ${c.subscriptions ?? 0} subscriptions, ` +
+          `${c.messages ?? 0} messages, ${c.reactions ?? 0} reactions, ${c.uploads ?? 0} uploads\n` +
+          'passwords are not carried: set them with `parley set-password --email E` (or the password-reset page); API keys are new\n',
+      );
+    } catch (e) {
+      if (e instanceof ImportError) fail(e.message);
+      throw e;
+    } finally {
+      await app.close();
+    }
     return;
   }
   const { values } = parseArgs({

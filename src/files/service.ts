@@ -93,6 +93,26 @@ export class FileService {
     while (this.pending.size) await Promise.all([...this.pending]);
   }
 
+  /**
+   * Writes an upload's thumbnail files again (an imported organization: the
+   * export carries the originals, and its messages already point at the
+   * thumbnails). Returns false when the image cannot be thumbnailed.
+   */
+  async rewriteThumbnails(row: AttachmentRow): Promise<boolean> {
+    const facts: ImageFacts = { width: row.image_width ?? 0, height: row.image_height ?? 0, frames: row.image_frames ?? 1, thumbnail: true };
+    try {
+      const thumbs = await makeThumbnails(async () => {
+        const f = await this.storage.open(row.path_id);
+        if (!f) throw new Error('upload vanished');
+        return f.stream;
+      }, facts);
+      for (const [name, data] of thumbs) await this.storage.put(thumbnailKey(row.path_id, name), Readable.from([data]), data.length, 'image/webp');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   private async thumbnail(row: AttachmentRow): Promise<void> {
     const facts: ImageFacts = { width: row.image_width ?? 0, height: row.image_height ?? 0, frames: row.image_frames ?? 1, thumbnail: true };
     let state = THUMBNAIL_DONE;

@@ -5,7 +5,8 @@ import type { Readable } from 'node:stream';
  * ends (local disk by default, an S3-compatible object store when
  * PARLEY_S3_BUCKET is set, so that several server processes share files).
  * Keys are upload path ids ("<realm>/<xx>/<token>/<name>") or thumbnail keys
- * ("thumbnail/<path id>/<format name>"); callers only pass keys built from
+ * ("thumbnail/<path id>/<format name>") or organization exports
+ * ("exports/<realm>/<xx>/<token>/<name>.tar.gz"); callers only pass keys built from
  * rows of our attachments table, and both back ends check them again.
  * Data moves as streams: memory does not grow with the size of a file.
  */
@@ -32,7 +33,7 @@ export interface FileStorage {
   close?(): Promise<void>;
 }
 
-const KEY = /^(thumbnail\/)?\d{1,15}\/[0-9a-f]{1,2}\/[A-Za-z0-9_-]{1,64}\/[^/\\\0]+(\/[0-9a-z.-]{1,40})?$/;
+const KEY = /^(thumbnail\/|exports\/)?\d{1,15}\/[0-9a-f]{1,2}\/[A-Za-z0-9_-]{1,64}\/[^/\\\0]+(\/[0-9a-z.-]{1,40})?$/;
 
 /** A storage key we would ever write: no "..", no absolute path, no backslash or NUL. */
 export function isValidKey(key: string): boolean {

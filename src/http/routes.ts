@@ -39,6 +39,7 @@ import * as reminders from './endpoints/reminders.js';
 import { getReadReceipts } from './endpoints/read-receipts.js';
 import { webhookRoutes } from './endpoints/webhooks.js';
 import * as botStorage from './endpoints/bot-storage.js';
+import * as realmExport from './endpoints/realm-export.js';
 
 /**
  * THE route table: every method + path of the API once. Endpoint files
@@ -210,6 +211,11 @@ export const routes: readonly AnyEndpoint[] = [
   botStorage.getBotStorage,
   botStorage.updateBotStorage,
   botStorage.removeBotStorage,
+  // organization data exports (issue 19)
+  realmExport.requestExport,
+  realmExport.listExports,
+  realmExport.listExportConsents,
+  realmExport.deleteExport,
   // incoming webhooks: /external/{integration} (issue 19)
   ...webhookRoutes,
 ];

@@ -8,7 +8,8 @@ import { sessionOf } from './sessions.js';
 import { parsePathId } from '../files/names.js';
 import { INLINE_TYPES } from '../files/content-type.js';
 import { SERVER_THUMBNAIL_FORMATS, STILL_FORMAT } from '../files/thumbnails.js';
-import { thumbnailKey, type ByteRange } from '../files/storage.js';
+import { isValidKey, thumbnailKey, type ByteRange } from '../files/storage.js';
+import { realmExportByPath } from '../domain/actions/realm-export.js';
 import { attachmentById, attachmentByPathId, THUMBNAIL_DONE, type AttachmentRow } from '../store/attachments.js';
 
 /**
@@ -133,6 +134,15 @@ export function registerUploadFiles(fastify: FastifyInstance, app: AppCtx): void
     if (!row) return fileNotFound(reply);
     return sendStored(app, req, reply, row.path_id, row.content_type, baseName(row.path_id), download, Number(row.size));
   };
+  // Organization export tarballs (issue 19): only the realm's administrators, only while the export exists.
+  fastify.get('/user_uploads/exports/*', async (req, reply) => {
+    const caller = await authenticateFileRequest(app, req);
+    const key = `exports/${(req.params as { '*': string })['*']}`;
+    if (caller.role > 200 || caller.isBot || !isValidKey(key)) return fileNotFound(reply);
+    const row = await realmExportByPath(app.db, caller.realmId, key);
+    if (!row) return fileNotFound(reply);
+    return sendStored(app, req, reply, key, 'application/gzip', baseName(key), true, row.tarball_size_bytes === null ? undefined : Number(row.tarball_size_bytes));
+  });
   fastify.get('/user_uploads/:realm_id/*', serve(false));
   fastify.get('/user_uploads/download/:realm_id/*', serve(true));
 

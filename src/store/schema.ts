@@ -200,6 +200,7 @@ export interface Database
   bot_storage: BotStorageTable;
   bot_services: BotServiceTable;
   outgoing_webhook_jobs: OutgoingWebhookJobTable;
+  realm_exports: RealmExportTable;
 }
 
 /** Issue 19: Zulip's BotStorageData (key/value strings per bot). */
@@ -234,4 +235,20 @@ export interface OutgoingWebhookJobTable {
   /** Unix seconds. */
   due_at: number;
   claimed_until: number | null;
+}
+/** Issue 19: an organization data export (Zulip's RealmExport). */
+export interface RealmExportTable {
+  acting_user_id: number | null;
+  /** 1 public, 2 full with consent (Zulip's RealmExport.EXPORT_*) */
+  type: number;
+  /** 1 requested, 2 started, 3 succeeded, 4 failed, 5 deleted */
+  status: number;
+  date_requested: number;
+  date_started: number | null;
+  date_succeeded: number | null;
+  date_failed: number | null;
+  date_deleted: number | null;
+  /** storage key of the tarball (files layer), once it is written */
+  export_path: string | null;
+  tarball_size_bytes: number | null;
 }

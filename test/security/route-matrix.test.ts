@@ -53,6 +53,11 @@ const RULES: Record<string, Rule> = {
   'GET /bot_storage': any,
   'PUT /bot_storage': any,
   'DELETE /bot_storage': any,
+  // Organization exports (issue 19): require_realm_admin on all four views.
+  'POST /export/realm': admin,
+  'GET /export/realm': admin,
+  'GET /export/realm/consents': admin,
+  'DELETE /export/realm/:export_id': admin,
   // Incoming webhooks (issue 19): any user's key, checked by Zulip's webhook_view.
   ...Object.fromEntries(INTEGRATIONS.map((i) => [`POST /external/${i.name}`, any])),
   'GET /server_settings': any,

@@ -1,3 +1,4 @@
+import { humanAdminIds } from '../../store/bots.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { fakeEmailDomain, realmUrl } from '../../config.js';
 import type { AppCtx, Tx } from '../context.js';
@@ -89,6 +90,10 @@ export async function doChangeUserSetting(app: AppCtx, tx: Tx, user: UserRow, na
   if (name === 'enable_drafts_synchronization' && value === false) {
     // Only syncing stops: local copies stay, so no drafts events.
     await tx.db.deleteFrom('drafts').where('user_id', '=', user.id).execute();
+  }
+  if (name === 'allow_private_data_export') {
+    // Zulip sends administrators {type: 'realm_export_consent', user_id, consented} (feeds GET /export/realm/consents).
+    tx.emit(user.realm_id, { type: 'realm_export_consent', user_id: user.id, consented: value === true }, await humanAdminIds(tx.db, user.realm_id));
   }
   if (name === 'presence_enabled') {
     // Everyone sees the new presence state at once (the presence resource sends it after commit).

@@ -15,6 +15,7 @@ import { m1100ScheduledMessages } from './1100-scheduled-messages.js';
 import { m0900Join } from './0900-join.js';
 import { m1400BotStorage } from './1400-bot-storage.js';
 import { m1600OutgoingWebhooks } from './1600-outgoing-webhooks.js';
+import { m1650RealmExports } from './1650-realm-exports.js';
 
 /**
  * Forward-only migrations, applied in name order at start. Each resource adds
@@ -22,7 +23,8 @@ import { m1600OutgoingWebhooks } from './1600-outgoing-webhooks.js';
  * 0001-0099 foundation/users, 0100 events, 0200 channels, 0300 messages,
  * 0400 groups/drafts/views/snippets, 0500 profiles, 0600 client compat, 0700 guests,
  * 0800 mobile app, 0900 sign-up and system bots, 1000 search and playgrounds, 1100 jobs,
- * 1200 files, 1300 web sessions, 1400 integrations and bot storage, 1600 outgoing webhooks.
+ * 1200 files, 1300 web sessions, 1400 integrations and bot storage, 1600 outgoing webhooks,
+ * 1650 organization exports.
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001Foundation,
@@ -41,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '0900-join': m0900Join,
   '1400-bot-storage': m1400BotStorage,
   '1600-outgoing-webhooks': m1600OutgoingWebhooks,
+  '1650-realm-exports': m1650RealmExports,
 };
