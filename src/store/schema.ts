@@ -238,6 +238,8 @@ export interface OutgoingWebhookJobTable {
 }
 /** Issue 19: an organization data export (Zulip's RealmExport). */
 export interface RealmExportTable {
+  id: Generated<number>;
+  realm_id: number;
   acting_user_id: number | null;
   /** 1 public, 2 full with consent (Zulip's RealmExport.EXPORT_*) */
   type: number;

@@ -108,7 +108,7 @@ describe('organization exports', () => {
     try {
       id = expectSuccess(await t.post('/export/realm', { export_type: 2 }, 'owner')).id;
       const events = await t.captureEvents(() => t.app.scheduler.runDueNow());
-      const row = events.map((d) => d.event).find((e) => e.type === 'realm_export')!.exports.find((e: any) => e.id === id);
+      const row = (events.map((d) => d.event).find((e) => e.type === 'realm_export')!.exports as any[]).find((e: any) => e.id === id);
       expect(row).toEqual({ id, export_time: expect.any(Number), acting_user_id: t.users.owner.id, export_url: null, deleted_timestamp: null, failed_timestamp: expect.any(Number), pending: false, export_type: 2 });
     } finally {
       (storage as { put: typeof put }).put = put;
