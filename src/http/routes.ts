@@ -128,6 +128,7 @@ export const routes: readonly AnyEndpoint[] = [
   subscriptions.updateSubscriptionProperty,
   subscriptions.getOwnSubscriptionStatus,
   subscriptions.getUserSubscriptionStatus,
+  subscriptions.getUserChannels,
   channelFolders.createChannelFolder,
   channelFolders.listChannelFolders,
   channelFolders.updateChannelFolder,

@@ -253,6 +253,35 @@ describe('GET /users/me/subscriptions and subscription status', () => {
   });
 });
 
+describe('GET /users/{user_id}/channels', () => {
+  it("lists the user's channels the caller may know about; archived and left channels are out", async () => {
+    const { othello } = t.users;
+    const pub = await mkChannel(t, 'uc-pub', { subscribers: [othello.id] });
+    const priv = await mkChannel(t, 'uc-priv', { invite_only: true, subscribers: [othello.id] });
+    const left = await mkChannel(t, 'uc-left', { subscribers: [othello.id] });
+    expectSuccess(await t.delete('/users/me/subscriptions', { subscriptions: ['uc-left'] }, 'othello'));
+    const gone = await mkChannel(t, 'uc-gone', { subscribers: [othello.id] });
+    expectSuccess(await t.delete(`/streams/${gone}`, {}, 'iago'));
+    const own = (expectSuccess(await t.get('/users/me/subscriptions', {}, 'othello')).subscriptions as { stream_id: number }[]).map((s) => s.stream_id).sort((a, b) => a - b);
+    expect(own).toContain(pub);
+    expect(own).toContain(priv);
+    expect(own).not.toContain(left);
+    expect(own).not.toContain(gone);
+    const body = expectSuccess(await t.get(`/users/${othello.id}/channels`, {}, 'iago'));
+    expect(body).toEqual({ result: 'success', msg: '', subscribed_channel_ids: own });
+    expect(expectSuccess(await t.get(`/users/${othello.id}/channels`, {}, 'othello')).subscribed_channel_ids).toEqual(own);
+    // Hamlet is not in the private channel: it is left out.
+    const forHamlet = expectSuccess(await t.get(`/users/${othello.id}/channels`, {}, 'hamlet')).subscribed_channel_ids as number[];
+    expect(forHamlet).toContain(pub);
+    expect(forHamlet).not.toContain(priv);
+    // Exactly those of Othello's channels that Hamlet's channel list shows (public ones, and private ones he is in).
+    const hamletSees = new Set((expectSuccess(await t.get('/streams', {}, 'hamlet')).streams as { stream_id: number }[]).map((c) => c.stream_id));
+    expect(forHamlet).toEqual(own.filter((id) => hamletSees.has(id)));
+    expectError(await t.get('/users/424242/channels', {}, 'hamlet'), 400, 'BAD_REQUEST', 'No such user');
+    expectError(await t.get('/users/abc/channels', {}, 'hamlet'), 404, 'BAD_REQUEST', 'Not Found');
+  });
+});
+
 describe('subscription properties', () => {
   it('changes color, pin_to_top, is_muted (with the legacy in_home_view event) and notification settings', async () => {
     const id = await mkChannel(t, 'props', { subscribers: [t.users.hamlet.id] });

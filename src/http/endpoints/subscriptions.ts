@@ -350,3 +350,26 @@ export const getOwnSubscriptionStatus = endpoint({
   params: { stream_id: p.pathId() },
   handler: async (ctx, { stream_id }) => subscriptionStatus(ctx, ctx.user.id, stream_id),
 });
+
+/**
+ * GET /users/{user_id}/channels (Zulip's get-user-channels, added in Zulip
+ * 11): `subscribed_channel_ids`, the active channels the user is subscribed
+ * to, limited to those the caller may know about (metadata access, the rule
+ * GET /users/{id}/subscriptions/{stream_id} uses), ascending. A user the
+ * caller cannot see is "No such user", as for GET /users/{id}.
+ */
+export const getUserChannels = endpoint({
+  method: 'GET',
+  path: '/users/:user_id/channels',
+  auth: 'user',
+  params: { user_id: p.pathId() },
+  handler: async (ctx, { user_id }) => {
+    if (!isStorableId(user_id)) throw badRequest('No such user');
+    const target = await accessUserById(ctx.app, ctx.user, user_id, { allowBots: true, allowDeactivated: true });
+    const v = await viewerOf(ctx);
+    const subs = (await subscriptionRowsOfUser(ctx.app.db, target.id)).filter((s) => s.active);
+    const channels = await channelsByIds(ctx.app.db, ctx.user.realmId, subs.map((s) => s.channel_id));
+    const visible = channels.filter((ch) => !ch.deactivated && hasMetadataAccess(v, ch)).map((ch) => ch.id);
+    return { subscribed_channel_ids: visible.sort((a, b) => a - b) };
+  },
+});
