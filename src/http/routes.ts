@@ -37,6 +37,7 @@ import * as uploads from './endpoints/uploads.js';
 import * as scheduledMessages from './endpoints/scheduled-messages.js';
 import * as reminders from './endpoints/reminders.js';
 import { getReadReceipts } from './endpoints/read-receipts.js';
+import { reportMessageEndpoint } from './endpoints/message-report.js';
 import { webhookRoutes } from './endpoints/webhooks.js';
 import * as botStorage from './endpoints/bot-storage.js';
 
@@ -206,6 +207,7 @@ export const routes: readonly AnyEndpoint[] = [
   reminders.deleteReminder,
   // the remaining message and channel operations (issue 16)
   getReadReceipts,
+  reportMessageEndpoint,
   channelHelpers.deleteTopic,
   // bot storage (issue 19)
   botStorage.getBotStorage,
