@@ -153,6 +153,7 @@ export const routes: readonly AnyEndpoint[] = [
   messages.sendMessage,
   messages.getMessages,
   messages.getMessage,
+  messages.getMatchesNarrow,
   messages.renderMessage,
   messageEdit.updateMessage,
   messageEdit.deleteMessage,
