@@ -22,6 +22,7 @@ import * as realmDomains from './endpoints/realm-domains.js';
 import * as defaultStreams from './endpoints/default-streams.js';
 import * as invites from './endpoints/invites.js';
 import { updateRealm } from './endpoints/realm.js';
+import { updateRealmUserSettingsDefaults } from './endpoints/realm-user-defaults.js';
 import * as messages from './endpoints/messages.js';
 import * as messageEdit from './endpoints/message-edit.js';
 import * as messageFlags from './endpoints/message-flags.js';
@@ -149,6 +150,7 @@ export const routes: readonly AnyEndpoint[] = [
   invites.revokeMultiuseInvite,
   invites.resendInvite,
   updateRealm,
+  updateRealmUserSettingsDefaults,
   // messages
   messages.sendMessage,
   messages.getMessages,

@@ -14,6 +14,7 @@ import { m1001RealmPlaygrounds } from './1001-realm-playgrounds.js';
 import { m1100ScheduledMessages } from './1100-scheduled-messages.js';
 import { m0900Join } from './0900-join.js';
 import { m1400BotStorage } from './1400-bot-storage.js';
+import { m1500RealmUserDefaults } from './1500-realm-user-defaults.js';
 
 /**
  * Forward-only migrations, applied in name order at start. Each resource adds
@@ -21,7 +22,7 @@ import { m1400BotStorage } from './1400-bot-storage.js';
  * 0001-0099 foundation/users, 0100 events, 0200 channels, 0300 messages,
  * 0400 groups/drafts/views/snippets, 0500 profiles, 0600 client compat, 0700 guests,
  * 0800 mobile app, 0900 sign-up and system bots, 1000 search and playgrounds, 1100 jobs,
- * 1200 files, 1300 web sessions, 1400 integrations and bot storage.
+ * 1200 files, 1300 web sessions, 1400 integrations and bot storage, 1500 realm user defaults.
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001Foundation,
@@ -39,4 +40,5 @@ export const migrations: Record<string, Migration> = {
   '1100-scheduled-messages': m1100ScheduledMessages,
   '0900-join': m0900Join,
   '1400-bot-storage': m1400BotStorage,
+  '1500-realm-user-defaults': m1500RealmUserDefaults,
 };
