@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError, expectSuccess, startTestServer, type Res, type TestServer } from '../support/server.js';
 import { createChannel, newestMessages, sendChannelMessage, sendDirectMessage } from '../support/messages.js';
 import { plain, realmSetting } from '../support/channels.js';
+import { expectStateConsistent } from '../support/events.js';
 
 /** POST /messages/{message_id}/report (Zulip's views/message_report.py, lib/message_report.py). */
 
@@ -150,6 +151,13 @@ describe('POST /messages/{message_id}/report', () => {
     const emptyTopic = await t.app.ctx.db.selectFrom('messages').select('topic').where('id', '=', (await latestReport()).id).executeTakeFirstOrThrow();
     expect(emptyTopic.topic).toBe('');
     expectSuccess(await t.patch(`/streams/${modChannel}`, { topics_policy: 'inherit' }, 'iago'));
+  });
+
+  it("stale /register + the report's events == fresh /register, for a moderator and for the reporter", async () => {
+    const id = await sendChannelMessage(t, 'othello', general, 'food', 'olives on pizza');
+    const params = { event_types: ['message', 'update_message_flags', 'stream'], fetch_event_types: ['message', 'update_message_flags', 'recent_private_conversations'] };
+    await expectStateConsistent(t, 'iago', () => t.post(`/messages/${id}/report`, { report_type: 'spam' }, 'hamlet'), params);
+    await expectStateConsistent(t, 'hamlet', () => t.post(`/messages/${id}/report`, { report_type: 'norms' }, 'hamlet'), params);
   });
 
   it('an archived moderation channel turns reporting off', async () => {
