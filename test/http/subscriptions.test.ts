@@ -250,6 +250,13 @@ describe('GET /users/me/subscriptions and subscription status', () => {
     expectError(await t.get(`/users/me/subscriptions/${priv}`, {}, 'polonius'), 400, 'BAD_REQUEST', 'Invalid channel ID');
     expect(expectSuccess(await t.get(`/users/${t.users.othello.id}/subscriptions/${priv}`, {}, 'iago')).is_subscribed).toBe(true);
     expectError(await t.get(`/users/424242/subscriptions/${pub}`, {}, 'hamlet'), 400, 'BAD_REQUEST', 'No such user');
+    // Zulip's access_user_by_id defaults: bots are "No such user", deactivated users "User is deactivated".
+    expectError(await t.get(`/users/${t.users.bot.id}/subscriptions/${pub}`, {}, 'hamlet'), 400, 'BAD_REQUEST', 'No such user');
+    const gone = await t.createUser({ email: 'status-gone@zulip.com', fullName: 'Status Gone' });
+    expectSuccess(await t.delete(`/users/${gone.id}`, {}, 'owner'));
+    expectError(await t.get(`/users/${gone.id}/subscriptions/${pub}`, {}, 'hamlet'), 400, 'BAD_REQUEST', 'User is deactivated');
+    // One's own status by id works for anyone, bots included.
+    expect(expectSuccess(await t.get(`/users/${t.users.bot.id}/subscriptions/${pub}`, {}, 'bot')).is_subscribed).toBe(false);
   });
 });
 

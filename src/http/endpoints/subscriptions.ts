@@ -326,9 +326,14 @@ export const updateSubscriptionProperty = endpoint({
   },
 });
 
+/**
+ * Zulip's get_subscription_backend: the target through access_user_by_id with
+ * its defaults (a bot is "No such user", a deactivated user "User is
+ * deactivated"); the own-status form (a Parley extension) takes oneself as is.
+ */
 async function subscriptionStatus(ctx: AuthedCtx, userId: number, streamId: number): Promise<Record<string, unknown>> {
   if (!isStorableId(userId)) throw badRequest('No such user');
-  const target = await accessUserById(ctx.app, ctx.user, userId, { allowBots: true, allowDeactivated: true });
+  const target = userId === ctx.user.id && ctx.userRow.id === userId ? ctx.userRow : await accessUserById(ctx.app, ctx.user, userId);
   const v = await viewerOf(ctx);
   const ch = await accessChannelById(ctx.app.db, v, streamId, { requireContentAccess: false });
   const sub = await subscriptionRow(ctx.app.db, target.id, ch.id);
