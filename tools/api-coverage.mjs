@@ -165,6 +165,10 @@ export const ZULIP_NAMES = {
   'POST /reminders': ['Create a message reminder', 'create-message-reminder'],
   'GET /reminders': ['Get reminders', 'get-reminders'],
   'DELETE /reminders/:reminder_id': ['Delete a reminder', 'delete-reminder'],
+  'GET /messages/matches_narrow': ['Check if messages match a narrow', 'check-messages-match-narrow'],
+  'POST /messages/:message_id/report': ['Report a message', 'report-message'],
+  'PATCH /realm/user_settings_defaults': ['Update realm-level defaults of user settings', 'update-realm-user-settings-defaults'],
+  'GET /users/:user_id/channels': ["Get a user's subscribed channels", 'get-user-channels'],
 };
 
 /** The Markdown page for a route table ({ method, path, auth } entries, in table order). */

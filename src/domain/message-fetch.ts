@@ -2,7 +2,8 @@ import { userAccessOf } from './access/user-access.js';
 import type { AppCtx, Caller } from './context.js';
 import { realmOf } from './realm-row-cache.js';
 import { resolveNarrow } from './access/message-narrow.js';
-import { bulkAccessible } from './access/messages.js';
+import { bulkAccessible, invalidMessage } from './access/messages.js';
+import { isPossibleId } from './rules/ids.js';
 import { messageViewFor } from './actions/message-events.js';
 import { linkifiersForRealm } from './access/linkifiers.js';
 import { LARGER_THAN_MAX_MESSAGE_ID, type Anchor, type NarrowTerm } from './rules/message-narrow.js';
@@ -121,6 +122,36 @@ export async function fetchMessagesByIds(
   const visible = new Set((await bulkAccessible(app.db, caller, rows, new Set(rows.filter((r) => r.um_flags !== null).map((r) => r.id)))).map((m) => m.id));
   const messages = await presentRows(app, caller, realm, settings, rows.filter((r) => visible.has(r.id)), req, resolved.search);
   return { messages, history_limited: false, found_anchor: false, found_oldest: false, found_newest: false };
+}
+
+/**
+ * GET /messages/matches_narrow (Zulip's messages_in_narrow_backend): which of
+ * these messages match the narrow, with the search highlighting GET /messages
+ * gives (or the rendered content and escaped topic without a search term).
+ * As in Zulip, only messages the caller received (has a user_messages row
+ * for) can match: the query walks the caller's rows, never channel history.
+ * An id that no message can have (0, negative, beyond 32 bits) is refused as
+ * "Invalid message(s)" (Parley's rule for impossible ids; Zulip would leave
+ * it out); an id that could exist but does not is just absent, as in Zulip.
+ */
+export async function matchesNarrow(app: AppCtx, caller: Caller, ids: readonly number[], narrow: readonly NarrowTerm[]): Promise<Record<string, { match_content: string; match_subject: string }>> {
+  const realm = await realmOf(app, caller.realmId);
+  const settings = realmSettings(realm.settings);
+  const resolved = await resolveNarrow(app, caller, narrow, settings.realm_empty_topic_display_name);
+  if (!ids.every(isPossibleId)) throw invalidMessage();
+  const unique = [...new Set(ids)];
+  const out: Record<string, { match_content: string; match_subject: string }> = {};
+  if (unique.length === 0) return out;
+  const spec = { ...resolved.spec, includeHistory: false, conditions: [...resolved.spec.conditions, { kind: 'ids' as const, ids: unique }] };
+  const rows = await searchRange(app.db, spec, { dir: 'after', bound: 0, limit: unique.length });
+  const search = resolved.search;
+  for (const r of rows) {
+    const subject = escapeHtml(r.topic);
+    out[String(r.id)] = search
+      ? { match_content: highlightHtml(r.rendered_content, search.stems), match_subject: highlightHtml(subject, search.stems) }
+      : { match_content: r.rendered_content, match_subject: subject };
+  }
+  return out;
 }
 
 async function presentRows(

@@ -22,6 +22,7 @@ import * as realmDomains from './endpoints/realm-domains.js';
 import * as defaultStreams from './endpoints/default-streams.js';
 import * as invites from './endpoints/invites.js';
 import { updateRealm } from './endpoints/realm.js';
+import { updateRealmUserSettingsDefaults } from './endpoints/realm-user-defaults.js';
 import * as messages from './endpoints/messages.js';
 import * as messageEdit from './endpoints/message-edit.js';
 import * as messageFlags from './endpoints/message-flags.js';
@@ -37,6 +38,7 @@ import * as uploads from './endpoints/uploads.js';
 import * as scheduledMessages from './endpoints/scheduled-messages.js';
 import * as reminders from './endpoints/reminders.js';
 import { getReadReceipts } from './endpoints/read-receipts.js';
+import { reportMessageEndpoint } from './endpoints/message-report.js';
 import { webhookRoutes } from './endpoints/webhooks.js';
 import * as botStorage from './endpoints/bot-storage.js';
 import * as realmExport from './endpoints/realm-export.js';
@@ -129,6 +131,7 @@ export const routes: readonly AnyEndpoint[] = [
   subscriptions.updateSubscriptionProperty,
   subscriptions.getOwnSubscriptionStatus,
   subscriptions.getUserSubscriptionStatus,
+  subscriptions.getUserChannels,
   channelFolders.createChannelFolder,
   channelFolders.listChannelFolders,
   channelFolders.updateChannelFolder,
@@ -148,10 +151,12 @@ export const routes: readonly AnyEndpoint[] = [
   invites.revokeMultiuseInvite,
   invites.resendInvite,
   updateRealm,
+  updateRealmUserSettingsDefaults,
   // messages
   messages.sendMessage,
   messages.getMessages,
   messages.getMessage,
+  messages.getMatchesNarrow,
   messages.renderMessage,
   messageEdit.updateMessage,
   messageEdit.deleteMessage,
@@ -206,6 +211,7 @@ export const routes: readonly AnyEndpoint[] = [
   reminders.deleteReminder,
   // the remaining message and channel operations (issue 16)
   getReadReceipts,
+  reportMessageEndpoint,
   channelHelpers.deleteTopic,
   // bot storage (issue 19)
   botStorage.getBotStorage,

@@ -1,6 +1,6 @@
 import type { StateModule } from './types.js';
-import { sharedChannels } from './shared.js';
-import { foldersInRealm, realmDomainRows, userTopicsOfUser } from '../store/channel-extras.js';
+import { sharedChannels, sharedUserTopics } from './shared.js';
+import { foldersInRealm, realmDomainRows } from '../store/channel-extras.js';
 import { presentChannelFolder } from '../presenters/channel-folder.js';
 import { mutedTopicTriples, presentUserTopic } from '../domain/actions/user-topics.js';
 import { EMPTY_TOPIC_FALLBACK_NAME } from '../domain/rules/limits.js';
@@ -33,7 +33,7 @@ export const channelFoldersModule: StateModule = {
 export const userTopicsModule: StateModule = {
   fetchTypes: ['user_topic'],
   async fetch(ctx) {
-    const [rows, channels] = await Promise.all([userTopicsOfUser(ctx.app.db, ctx.user.id), sharedChannels(ctx)]);
+    const [rows, channels] = await Promise.all([sharedUserTopics(ctx), sharedChannels(ctx)]);
     const active = new Set(channels.filter((c) => !c.deactivated).map((c) => c.id));
     return {
       user_topics: rows

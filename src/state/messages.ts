@@ -3,7 +3,11 @@ import { realmSettings } from '../domain/rules/realm-settings.js';
 import { maxMessageIdForUser } from '../store/messages.js';
 import { recentConversations, starredIds, unreadRows } from '../store/message-search.js';
 import type { ClientView, ParleyEvent, RegisterContext, StateModule } from './types.js';
-import { sharedRealm, sharedSubscriptionRows } from './shared.js';
+import { sharedRealm, sharedSubscriptionRows, sharedUserTopics } from './shared.js';
+import { topicKey } from '../domain/rules/topics.js';
+import { VISIBILITY_FOLLOWED, VISIBILITY_MUTED, VISIBILITY_UNMUTED } from '../domain/rules/channels.js';
+
+const VISIBILITY_INHERIT = 0;
 
 /**
  * The messages part of /register: max_message_id (fetch type "message"),
@@ -11,9 +15,14 @@ import { sharedRealm, sharedSubscriptionRows } from './shared.js';
  * starred_messages and recent_private_conversations, kept current by
  * message, update_message_flags, update_message and delete_message events.
  *
- * Simplification: `count` and `mentions` do not leave out muted channels and
- * topics (the events carry no muting, so a stale state could not follow a
- * mute change); every unread message counts.
+ * Muting, as Zulip's extract_unread_data_from_um_rows / aggregate_unread_data:
+ * every unread message stays listed, but `count` leaves out channel messages
+ * that are muted (a muted channel, unless the topic is unmuted or followed;
+ * a muted topic in an unmuted channel), and `mentions` leaves out wildcard
+ * mentions there (direct mentions always count). What that needs (muted
+ * channels, topic policies, each unread message's mention kind) rides along
+ * as a non-enumerable property of unread_msgs, so that subscription
+ * is_muted, user_topic and message events can recount a stale state.
  */
 export const MAX_UNREAD_MESSAGES = 50000;
 const MAX_STARRED = 10000;
@@ -41,6 +50,79 @@ export interface UnreadMsgs {
   count: number;
   old_unreads_missing: boolean;
 }
+/** What count and mentions are derived from (never sent: a non-enumerable property of unread_msgs). */
+interface Muting {
+  readonly channels: Set<number>;
+  /** Topic visibility policy by `${stream_id}:${topic_key}`. */
+  readonly policies: Map<string, number>;
+  /** `${stream_id}:${topic_key}` of each unread channel message. */
+  readonly topicOf: Map<number, string>;
+  readonly direct: Set<number>;
+  readonly wildcard: Set<number>;
+}
+const MUTING = Symbol('muting');
+
+/**
+ * The muting facts of a state. A state that went through JSON (a client's,
+ * or the register+events tests') lost them: they are rebuilt from its
+ * `subscriptions` and `user_topics` when present, and its mentions are
+ * taken as direct ones.
+ */
+function mutingOf(u: UnreadMsgs, state?: Record<string, unknown>): Muting {
+  const holder = u as unknown as { [MUTING]?: Muting };
+  let m = holder[MUTING];
+  if (!m) {
+    m = { channels: new Set(), policies: new Map(), topicOf: new Map(), direct: new Set(u.mentions), wildcard: new Set() };
+    for (const sub of (state?.subscriptions as { stream_id: number; is_muted?: boolean }[] | undefined) ?? []) if (sub.is_muted) m.channels.add(sub.stream_id);
+    for (const t of (state?.user_topics as { stream_id: number; topic_name: string; visibility_policy: number }[] | undefined) ?? []) m.policies.set(topicRef(t.stream_id, t.topic_name), t.visibility_policy);
+    for (const b of u.streams) for (const id of b.unread_message_ids) m.topicOf.set(id, topicRef(b.stream_id, b.topic));
+    Object.defineProperty(u, MUTING, { value: m, enumerable: false, writable: false });
+  }
+  return m;
+}
+
+const topicRef = (streamId: number, topic: string): string => `${streamId}:${topicKey(topic)}`;
+
+/** Zulip's is_row_muted. */
+function isMutedTopic(m: Muting, ref: string): boolean {
+  const policy = m.policies.get(ref) ?? VISIBILITY_INHERIT;
+  const channelId = Number(ref.slice(0, ref.indexOf(':')));
+  if (m.channels.has(channelId)) return policy !== VISIBILITY_UNMUTED && policy !== VISIBILITY_FOLLOWED;
+  return policy === VISIBILITY_MUTED;
+}
+
+/** count and mentions from the lists and the muting facts (Zulip's aggregate_unread_data). */
+function recount(u: UnreadMsgs): void {
+  const m = mutingOf(u);
+  let count = 0;
+  const mentions: number[] = [];
+  for (const b of [...u.pms, ...u.huddles]) {
+    count += b.unread_message_ids.length;
+    for (const id of b.unread_message_ids) if (m.direct.has(id) || m.wildcard.has(id)) mentions.push(id);
+  }
+  for (const b of u.streams) {
+    for (const id of b.unread_message_ids) {
+      const ref = m.topicOf.get(id);
+      const muted = ref !== undefined && isMutedTopic(m, ref);
+      if (!muted) count++;
+      if (m.direct.has(id) || (m.wildcard.has(id) && !muted)) mentions.push(id);
+    }
+  }
+  u.count = count;
+  u.mentions = mentions.sort(byNumber);
+}
+
+/** The mention kinds of an unread message, from its flags. */
+interface MentionKind {
+  readonly direct: boolean;
+  readonly wildcard: boolean;
+}
+const NO_MENTION: MentionKind = { direct: false, wildcard: false };
+const kindOfFlags = (flags: readonly string[]): MentionKind => ({
+  direct: flags.includes('mentioned'),
+  wildcard: flags.includes('stream_wildcard_mentioned') || flags.includes('topic_wildcard_mentioned'),
+});
+
 interface Conversation {
   max_message_id: number;
   user_ids: number[];
@@ -65,8 +147,15 @@ function bucketFor(me: number, streamId: number | null, topic: string, dmKey: st
   return { kind: 'huddle', key: ids.join(',') };
 }
 
-function addUnread(u: UnreadMsgs, id: number, b: Bucket, mentioned: boolean): void {
+/** Adds one unread message; `realTopic` is the stored topic (the bucket may show the empty topic's display name). */
+function addUnread(u: UnreadMsgs, id: number, b: Bucket, kind: MentionKind, realTopic?: string): void {
+  const m = mutingOf(u);
+  if (kind.direct) m.direct.add(id);
+  else m.direct.delete(id);
+  if (kind.wildcard) m.wildcard.add(id);
+  else m.wildcard.delete(id);
   if (b.kind === 'stream') {
+    m.topicOf.set(id, topicRef(b.streamId, realTopic ?? b.topic));
     const lower = b.topic.toLowerCase();
     let s = u.streams.find((x) => x.stream_id === b.streamId && x.topic.toLowerCase() === lower);
     if (!s) {
@@ -92,12 +181,8 @@ function addUnread(u: UnreadMsgs, id: number, b: Bucket, mentioned: boolean): vo
     }
     insertSorted(h.unread_message_ids, id);
   }
-  if (mentioned) insertSorted(u.mentions, id);
-  u.count = countOf(u);
+  recount(u);
 }
-
-const countOf = (u: UnreadMsgs): number =>
-  [...u.pms, ...u.streams, ...u.huddles].reduce((n, b) => n + b.unread_message_ids.length, 0);
 
 function removeUnread(u: UnreadMsgs, ids: ReadonlySet<number>): void {
   const prune = <T extends { unread_message_ids: number[] }>(list: T[]): T[] =>
@@ -105,12 +190,14 @@ function removeUnread(u: UnreadMsgs, ids: ReadonlySet<number>): void {
   u.pms = prune(u.pms);
   u.streams = prune(u.streams);
   u.huddles = prune(u.huddles);
-  u.mentions = u.mentions.filter((id) => !ids.has(id));
-  u.count = countOf(u);
+  const m = mutingOf(u);
+  for (const id of ids) {
+    m.topicOf.delete(id);
+    m.direct.delete(id);
+    m.wildcard.delete(id);
+  }
+  recount(u);
 }
-
-const isMentionFlags = (flags: readonly string[]): boolean =>
-  flags.includes('mentioned') || flags.includes('stream_wildcard_mentioned') || flags.includes('topic_wildcard_mentioned');
 
 const shownTopic = (topic: string, view: ClientView, displayName: string): string =>
   topic === '' && !view.capabilities.empty_topic_name ? displayName : topic;
@@ -131,23 +218,26 @@ function eventMessageIds(event: ParleyEvent): number[] {
 /** unread_msgs: the unread rows (newest first, capped), leaving out channels the user left. */
 async function unreadMsgs(ctx: RegisterContext): Promise<UnreadMsgs> {
   const { app, user, capabilities } = ctx;
-  const [realm, rows, subscriptionRows] = await Promise.all([sharedRealm(ctx), unreadRows(app.db, user.id, MAX_UNREAD_MESSAGES), sharedSubscriptionRows(ctx)]);
+  const [realm, rows, subscriptionRows, topics] = await Promise.all([sharedRealm(ctx), unreadRows(app.db, user.id, MAX_UNREAD_MESSAGES), sharedSubscriptionRows(ctx), sharedUserTopics(ctx)]);
   const display = realmSettings(realm.settings).realm_empty_topic_display_name;
   const left = new Set(subscriptionRows.filter((r) => !r.active).map((r) => r.channel_id));
   const u: UnreadMsgs = { pms: [], streams: [], huddles: [], mentions: [], count: 0, old_unreads_missing: rows.length === MAX_UNREAD_MESSAGES };
+  const m = mutingOf(u);
+  for (const r of subscriptionRows) if (r.active && r.is_muted) m.channels.add(r.channel_id);
+  for (const t of topics) m.policies.set(`${t.channel_id}:${t.topic_lower}`, t.visibility_policy);
   for (const r of rows.reverse()) {
     if (r.stream_id !== null && left.has(r.stream_id)) continue;
     const topic = r.topic === '' && !capabilities.empty_topic_name ? display : r.topic;
-    const mentioned = (r.flags & (FLAG_MENTIONED | FLAG_STREAM_WILDCARD | FLAG_TOPIC_WILDCARD)) !== 0;
-    addUnread(u, r.message_id, bucketFor(user.id, r.stream_id, topic, r.dm_key), mentioned);
+    const kind = { direct: (r.flags & FLAG_MENTIONED) !== 0, wildcard: (r.flags & (FLAG_STREAM_WILDCARD | FLAG_TOPIC_WILDCARD)) !== 0 };
+    addUnread(u, r.message_id, bucketFor(user.id, r.stream_id, topic, r.dm_key), kind, r.topic);
   }
-  u.count = countOf(u);
+  recount(u);
   return u;
 }
 
 export const messagesModule: StateModule = {
   fetchTypes: ['message', 'update_message_flags', 'starred_messages', 'recent_private_conversations'],
-  eventTypes: ['message', 'update_message_flags', 'update_message', 'delete_message', 'subscription'],
+  eventTypes: ['message', 'update_message_flags', 'update_message', 'delete_message', 'subscription', 'user_topic'],
   async fetch(ctx) {
     const { app, user, want, capabilities } = ctx;
     const db = app.db;
@@ -173,6 +263,7 @@ export const messagesModule: StateModule = {
   apply(state, event, view) {
     const me = view.user.id;
     const unread = state.unread_msgs as UnreadMsgs | undefined;
+    if (unread) mutingOf(unread, state);
     const starred = state.starred_messages as number[] | undefined;
     const recent = state.recent_private_conversations as Conversation[] | undefined;
     switch (event.type) {
@@ -184,7 +275,7 @@ export const messagesModule: StateModule = {
         const dmKey = isStream ? null : (m.display_recipient as { id: number }[]).map((r) => r.id).sort(byNumber).join(',');
         if (unread && !flags.includes('read')) {
           const topic = isStream ? shownTopic(m.subject as string, view, (event.__empty_topic_name as string | undefined) ?? 'general chat') : '';
-          addUnread(unread, m.id as number, bucketFor(me, isStream ? (m.stream_id as number) : null, topic, dmKey), isMentionFlags(flags));
+          addUnread(unread, m.id as number, bucketFor(me, isStream ? (m.stream_id as number) : null, topic, dmKey), kindOfFlags(flags), isStream ? (m.subject as string) : undefined);
         }
         if (starred && flags.includes('starred')) insertSorted(starred, m.id as number);
         if (recent && dmKey !== null) {
@@ -206,6 +297,10 @@ export const messagesModule: StateModule = {
             unread.huddles = [];
             unread.mentions = [];
             unread.count = 0;
+            const mu = mutingOf(unread);
+            mu.topicOf.clear();
+            mu.direct.clear();
+            mu.wildcard.clear();
           } else if (add) removeUnread(unread, new Set(ids));
           else {
             const details = (event.message_details ?? {}) as Record<string, Record<string, any>>;
@@ -213,12 +308,18 @@ export const messagesModule: StateModule = {
               const d = details[String(id)];
               if (!d) continue;
               let b: Bucket;
-              if (d.type === 'stream') b = { kind: 'stream', streamId: d.stream_id as number, topic: d.topic as string };
+              let realTopic: string | undefined;
+              // message_details says only "mentioned" (direct, or a wildcard where not muted): kept as direct.
+              const kind = d.mentioned === true ? { direct: true, wildcard: false } : NO_MENTION;
+              if (d.type === 'stream') {
+                realTopic = d.topic as string;
+                b = { kind: 'stream', streamId: d.stream_id as number, topic: shownTopic(realTopic, view, (event.__empty_topic_name as string | undefined) ?? 'general chat') };
+              }
               else {
                 const others = (d.user_ids as number[]).filter((x) => x !== me);
                 b = others.length <= 1 ? { kind: 'pm', other: others[0] ?? me } : { kind: 'huddle', key: [...others, me].sort(byNumber).join(',') };
               }
-              addUnread(unread, id, b, d.mentioned === true);
+              addUnread(unread, id, b, kind, realTopic);
             }
           }
         }
@@ -245,34 +346,70 @@ export const messagesModule: StateModule = {
         if (typeof event.new_stream_id === 'number' || typeof event.subject === 'string') {
           const newStream = typeof event.new_stream_id === 'number' ? event.new_stream_id : undefined;
           const newTopic = typeof event.subject === 'string' ? event.subject : undefined;
-          const hit: { id: number; b: Bucket; mentioned: boolean }[] = [];
+          const mu = mutingOf(unread);
+          const hit: { id: number; b: Bucket; kind: MentionKind; realTopic: string }[] = [];
           for (const s of unread.streams) {
             for (const id of s.unread_message_ids) {
               if (!moved.has(id)) continue;
               const topic = newTopic === undefined ? s.topic : shownTopic(newTopic, view, (event.__empty_topic_name as string | undefined) ?? 'general chat');
-              hit.push({ id, b: { kind: 'stream', streamId: newStream ?? s.stream_id, topic }, mentioned: unread.mentions.includes(id) });
+              const oldRef = mu.topicOf.get(id) ?? topicRef(s.stream_id, s.topic);
+              const realTopic = newTopic ?? oldRef.slice(oldRef.indexOf(':') + 1);
+              hit.push({ id, b: { kind: 'stream', streamId: newStream ?? s.stream_id, topic }, kind: { direct: mu.direct.has(id), wildcard: mu.wildcard.has(id) }, realTopic });
             }
           }
           if (hit.length) {
             removeUnread(unread, new Set(hit.map((h) => h.id)));
-            for (const h of hit) addUnread(unread, h.id, h.b, h.mentioned);
+            for (const h of hit) addUnread(unread, h.id, h.b, h.kind, h.realTopic);
           }
         }
         if (typeof event.rendered_content === 'string' && typeof event.message_id === 'number') {
           const id = event.message_id;
           const isUnread = [...unread.pms, ...unread.streams, ...unread.huddles].some((b) => b.unread_message_ids.includes(id));
           if (isUnread) {
-            if (isMentionFlags(eventFlags(event, view))) insertSorted(unread.mentions, id);
-            else unread.mentions = unread.mentions.filter((x) => x !== id);
+            const kind = kindOfFlags(eventFlags(event, view));
+            const mu = mutingOf(unread);
+            if (kind.direct) mu.direct.add(id);
+            else mu.direct.delete(id);
+            if (kind.wildcard) mu.wildcard.add(id);
+            else mu.wildcard.delete(id);
+            recount(unread);
           }
         }
         break;
       }
+      case 'user_topic': {
+        if (!unread) break;
+        const mu = mutingOf(unread);
+        const ref = topicRef(event.stream_id as number, event.topic_name as string);
+        if (event.visibility_policy === VISIBILITY_INHERIT) mu.policies.delete(ref);
+        else mu.policies.set(ref, event.visibility_policy as number);
+        recount(unread);
+        break;
+      }
       case 'subscription': {
-        if (event.op !== 'remove' || !unread) break;
+        if (!unread) break;
+        const mu = mutingOf(unread);
+        if (event.op === 'update' && (event.property === 'is_muted' || event.property === 'in_home_view')) {
+          // Both events come for one change; in_home_view is the inverse.
+          const muted = event.property === 'is_muted' ? event.value === true : event.value === false;
+          if (muted) mu.channels.add(event.stream_id as number);
+          else mu.channels.delete(event.stream_id as number);
+          recount(unread);
+          break;
+        }
+        if (event.op === 'add') {
+          for (const sub of (event.subscriptions as { stream_id: number; is_muted?: boolean }[] | undefined) ?? []) {
+            if (sub.is_muted) mu.channels.add(sub.stream_id);
+            else mu.channels.delete(sub.stream_id);
+          }
+          recount(unread);
+          break;
+        }
+        if (event.op !== 'remove') break;
+        for (const sub of (event.subscriptions as { stream_id: number }[] | undefined) ?? []) mu.channels.delete(sub.stream_id);
         const gone = new Set(((event.subscriptions as { stream_id: number }[] | undefined) ?? []).map((s) => s.stream_id));
         const ids = new Set(unread.streams.filter((s) => gone.has(s.stream_id)).flatMap((s) => s.unread_message_ids));
-        if (ids.size) removeUnread(unread, ids);
+        removeUnread(unread, ids);
         break;
       }
     }

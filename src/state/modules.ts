@@ -18,6 +18,7 @@ import { mutedUsersModule } from './muted-users.js';
 import { devicesModule } from './devices.js';
 import { attachmentsModule } from './attachments.js';
 import { playgroundsModule } from './playgrounds.js';
+import { realmUserDefaultsModule } from './realm-user-defaults.js';
 import { remindersModule, scheduledMessagesModule } from './scheduled-messages.js';
 
 /**
@@ -52,6 +53,7 @@ export const stateModules: StateModule[] = [
   devicesModule,
   attachmentsModule,
   playgroundsModule,
+  realmUserDefaultsModule,
   scheduledMessagesModule,
   remindersModule,
 ];

@@ -7,6 +7,7 @@ import { channelsInRealm, subscriptionRowsOfUser, type ChannelRow, type Subscrip
 import { realmById, type RealmRow } from '../store/realms.js';
 import { groupsOfRealm, membershipOfGroups, type UserGroupRow } from '../store/user-groups.js';
 import { nowSeconds } from '../store/db.js';
+import { userTopicsOfUser, type UserTopicRow } from '../store/channel-extras.js';
 import { sql } from 'kysely';
 import type { RegisterContext } from './types.js';
 
@@ -34,6 +35,9 @@ export const sharedRealm = (ctx: RegisterContext): Promise<RealmRow> =>
 /** Every subscription row of the user (active or not), by channel id. */
 export const sharedSubscriptionRows = (ctx: RegisterContext): Promise<SubscriptionRow[]> =>
   once(ctx, 'subscriptionRows', () => subscriptionRowsOfUser(ctx.app.db, ctx.user.id));
+
+/** The user's topic visibility policies (user_topics and the unread counts both read them). */
+export const sharedUserTopics = (ctx: RegisterContext): Promise<UserTopicRow[]> => once(ctx, 'userTopics', () => userTopicsOfUser(ctx.app.db, ctx.user.id));
 
 /** The channel viewer (as loadViewer), its subscriptions taken from the shared rows. */
 export const sharedViewer = (ctx: RegisterContext): Promise<ChannelViewer> =>

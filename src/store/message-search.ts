@@ -29,6 +29,8 @@ export type Condition =
   | { readonly kind: 'flag_set'; readonly mask: number; readonly negated: boolean }
   | { readonly kind: 'flag_clear'; readonly mask: number; readonly negated: boolean }
   | { readonly kind: 'id'; readonly id: number; readonly negated: boolean }
+  /** One of these message ids (GET /messages/matches_narrow). */
+  | { readonly kind: 'ids'; readonly ids: readonly number[] }
   | { readonly kind: 'resolved'; readonly negated: boolean }
   | { readonly kind: 'has'; readonly column: 'has_link' | 'has_image' | 'has_attachment'; readonly negated: boolean }
   | { readonly kind: 'has_reaction'; readonly negated: boolean }
@@ -83,6 +85,10 @@ function condition(c: Condition, idCol: RawBuilder<unknown>, dialect: Dialect): 
       return neg(sql`(um.flags & ${sql.lit(c.mask)}) = 0`, c.negated);
     case 'id':
       return neg(c.id > MAX_ID ? sql`1 = 0` : sql`${idCol} = ${c.id}`, c.negated);
+    case 'ids': {
+      const ok = c.ids.filter((id) => id >= 1 && id <= MAX_ID);
+      return ok.length === 0 ? sql`1 = 0` : sql`${idCol} IN (${sql.join(ok)})`;
+    }
     case 'resolved':
       return neg(sql`(m.stream_id IS NOT NULL AND m.topic LIKE ${'✔ %'})`, c.negated);
     case 'has':

@@ -24,6 +24,8 @@ export interface RealmTable {
   deactivated: number;
   /** JSON: realm settings that differ from the defaults in domain/rules/realm-settings.ts */
   settings: string;
+  /** JSON: defaults for new users' settings that differ from domain/rules/user-settings.ts (migration 1500). */
+  user_settings_defaults: Generated<string>;
 }
 
 export interface UserTable {

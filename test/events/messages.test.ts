@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectSuccess, startTestServer, type TestServer } from '../support/server.js';
 import { expectStateConsistent, getEvents, registerQueue, withoutIds } from '../support/events.js';
 import { createChannel, sendChannelMessage, sendDirectMessage } from '../support/messages.js';
+import { applyDeliveries, registerContext } from '../support/module-consistency.js';
+import { messagesModule } from '../../src/state/messages.js';
 
 let t: TestServer;
 let denmark: number;
@@ -106,5 +108,77 @@ describe('message event delivery', () => {
     const [m2, u2] = withoutIds(await getEvents(t, 'cordelia', modern.queue_id, modern.last_event_id));
     expect([m1.message.subject, u1.orig_subject, u1.subject]).toEqual(['general chat', 'general chat', 'named']);
     expect([m2.message.subject, u2.orig_subject, u2.subject]).toEqual(['', '', 'named']);
+  });
+});
+
+describe('unread_msgs and muting (Zulip: muted channels and topics stay listed, out of count; wildcard mentions there out of mentions)', () => {
+  const MUTE_STATE = {
+    event_types: [...STATE.event_types, 'user_topic'],
+    fetch_event_types: [...STATE.fetch_event_types, 'subscription', 'user_topic'],
+  };
+  const IGNORE = { ignore: [...OTHER_KEYS, 'user_topics'] };
+  const fresh = async () => expectSuccess(await t.post('/register', MUTE_STATE, 'othello')).unread_msgs;
+  const ids = (u: any) => ({ count: u.count, mentions: u.mentions, listed: u.streams.flatMap((s: any) => s.unread_message_ids).length + u.pms.length });
+
+  it('channel and topic mutes change count and mentions; the register+events states follow', async () => {
+    const loud = await createChannel(t, 'Loud', ['hamlet', 'othello']);
+    const calm = await createChannel(t, 'Calm', ['hamlet', 'othello']);
+    expectSuccess(await t.post('/mark_all_as_read', {}, 'othello'));
+    let m1 = 0, m2 = 0, m3 = 0, m4 = 0, dm = 0;
+    await expectStateConsistent(t, 'othello', async () => {
+      m1 = await sendChannelMessage(t, 'hamlet', loud, 't1', 'hi @**all**');
+      m2 = await sendChannelMessage(t, 'hamlet', loud, 't2', 'hi @**Othello, the Moor of Venice**');
+      m3 = await sendChannelMessage(t, 'hamlet', calm, 't3', 'plain');
+      m4 = await sendChannelMessage(t, 'hamlet', calm, 't4', 'hi again');
+      dm = await sendDirectMessage(t, 'hamlet', ['othello'], 'dm');
+    }, MUTE_STATE, IGNORE);
+    expect(ids(await fresh())).toEqual({ count: 5, mentions: [m1, m2], listed: 5 });
+    // Muting the channel: its messages stay listed but leave count. (Wildcard mentions in muted places: next test.)
+    await expectStateConsistent(t, 'othello', () => t.post('/users/me/subscriptions/properties', { subscription_data: [{ stream_id: calm, property: 'is_muted', value: true }] }, 'othello'), MUTE_STATE, IGNORE);
+    expect(ids(await fresh())).toEqual({ count: 3, mentions: [m1, m2], listed: 5 });
+    // An unmuted (or followed) topic inside the muted channel counts again.
+    await expectStateConsistent(t, 'othello', () => t.post('/user_topics', { stream_id: calm, topic: 't4', visibility_policy: 2 }, 'othello'), MUTE_STATE, IGNORE);
+    expect(ids(await fresh())).toEqual({ count: 4, mentions: [m1, m2], listed: 5 });
+    // A muted topic in an unmuted channel: out of count; a direct mention there stays in mentions.
+    await expectStateConsistent(t, 'othello', () => t.post('/user_topics', { stream_id: loud, topic: 't2', visibility_policy: 1 }, 'othello'), MUTE_STATE, IGNORE);
+    expect(ids(await fresh())).toEqual({ count: 3, mentions: [m1, m2], listed: 5 });
+    // New messages into muted places arrive listed but uncounted.
+    let m5 = 0;
+    await expectStateConsistent(t, 'othello', async () => {
+      m5 = await sendChannelMessage(t, 'hamlet', loud, 't2', 'more');
+      await sendChannelMessage(t, 'hamlet', calm, 't3', 'more plain');
+    }, MUTE_STATE, IGNORE);
+    const u = await fresh();
+    expect(ids(u)).toEqual({ count: 3, mentions: [m1, m2], listed: 7 });
+    expect(u.streams.find((s: any) => s.stream_id === loud && s.topic === 't2').unread_message_ids).toEqual([m2, m5]);
+    // Back to normal: everything counts.
+    await expectStateConsistent(t, 'othello', () => t.post('/user_topics', { stream_id: loud, topic: 't2', visibility_policy: 0 }, 'othello'), MUTE_STATE, IGNORE);
+    await expectStateConsistent(t, 'othello', () => t.post('/users/me/subscriptions/properties', { subscription_data: [{ stream_id: calm, property: 'is_muted', value: false }] }, 'othello'), MUTE_STATE, IGNORE);
+    expect(ids(await fresh())).toEqual({ count: 7, mentions: [m1, m2], listed: 7 });
+    expect(dm).toBeGreaterThan(m4);
+    expect(m3).toBeGreaterThan(m2);
+  });
+
+  it('wildcard mentions in muted channels and topics leave mentions (the in-memory state /register applies raced events to)', async () => {
+    const ch = await createChannel(t, 'Later muted', ['hamlet', 'othello']);
+    expectSuccess(await t.post('/mark_all_as_read', {}, 'othello'));
+    const w = await sendChannelMessage(t, 'hamlet', ch, 'x', 'hey @**all**');
+    const d = await sendChannelMessage(t, 'hamlet', ch, 'x', 'hey @**Othello, the Moor of Venice**');
+    // A JSON state cannot tell a wildcard mention from a direct one; the state /register builds in memory can.
+    const ctx = { ...(await registerContext(t, 'othello')), want: () => true };
+    const check = async (fn: () => Promise<unknown>) => {
+      const state = await messagesModule.fetch(ctx);
+      applyDeliveries(messagesModule, state, await t.captureEvents(fn), ctx);
+      expect(state).toEqual(await messagesModule.fetch(ctx));
+      return state.unread_msgs as any;
+    };
+    expect(ids(await check(() => t.post('/users/me/subscriptions/properties', { subscription_data: [{ stream_id: ch, property: 'is_muted', value: true }] }, 'othello')))).toEqual({ count: 0, mentions: [d], listed: 2 });
+    expect(ids(await fresh())).toEqual({ count: 0, mentions: [d], listed: 2 });
+    expect(ids(await check(() => t.post('/user_topics', { stream_id: ch, topic: 'x', visibility_policy: 3 }, 'othello')))).toEqual({ count: 2, mentions: [w, d], listed: 2 });
+    let y = 0;
+    const later = await check(async () => (y = await sendChannelMessage(t, 'hamlet', ch, 'y', 'and @**all** in another topic')));
+    expect(ids(later)).toEqual({ count: 2, mentions: [w, d], listed: 3 });
+    expect(ids(await check(() => t.post('/users/me/subscriptions/properties', { subscription_data: [{ stream_id: ch, property: 'is_muted', value: false }] }, 'othello')))).toEqual({ count: 3, mentions: [w, d, y], listed: 3 });
+    expect(ids(await check(() => t.post('/user_topics', { stream_id: ch, topic: 'y', visibility_policy: 1 }, 'othello')))).toEqual({ count: 2, mentions: [w, d], listed: 3 });
   });
 });

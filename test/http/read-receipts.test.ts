@@ -38,6 +38,27 @@ describe('GET /messages/{message_id}/read_receipts', () => {
     expect(hamlet.id).toBeGreaterThan(0);
   });
 
+  it('leaves out users who muted the caller and users the caller muted', async () => {
+    const { othello, cordelia, iago } = t.users;
+    const id = await sendChannelMessage(t, 'hamlet', channel, 'mute', 'read by many', { read_by_sender: true });
+    await read('othello', id);
+    await read('cordelia', id);
+    await read('iago', id);
+    const all = [othello.id, cordelia.id, iago.id].sort((a, b) => a - b);
+    expect(expectSuccess(await t.get(`/messages/${id}/read_receipts`, {}, 'hamlet')).user_ids).toEqual(all);
+    // Othello muted Iago (the caller next); Iago muted Cordelia.
+    expectSuccess(await t.post(`/users/me/muted_users/${iago.id}`, {}, 'othello'));
+    expectSuccess(await t.post(`/users/me/muted_users/${cordelia.id}`, {}, 'iago'));
+    // The caller's own read is listed, as in Zulip.
+    expect(expectSuccess(await t.get(`/messages/${id}/read_receipts`, {}, 'iago')).user_ids).toEqual([iago.id]);
+    // Another caller still sees everyone: the mutes are about the caller, not the sender.
+    expect(expectSuccess(await t.get(`/messages/${id}/read_receipts`, {}, 'hamlet')).user_ids).toEqual(all);
+    expect(expectSuccess(await t.get(`/messages/${id}/read_receipts`, {}, 'othello')).user_ids).toEqual([othello.id, cordelia.id].sort((a, b) => a - b));
+    expectSuccess(await t.delete(`/users/me/muted_users/${iago.id}`, {}, 'othello'));
+    expectSuccess(await t.delete(`/users/me/muted_users/${cordelia.id}`, {}, 'iago'));
+    expect(expectSuccess(await t.get(`/messages/${id}/read_receipts`, {}, 'iago')).user_ids).toEqual(all);
+  });
+
   it('works for direct messages the caller is part of', async () => {
     const id = await sendDirectMessage(t, 'hamlet', ['cordelia'], 'psst');
     await read('cordelia', id);

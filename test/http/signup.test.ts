@@ -179,3 +179,19 @@ describe('server_settings', () => {
     expect([body.password_min_length, body.password_min_guesses, body.password_max_length]).toEqual([6, 10000, 100]);
   });
 });
+
+describe('sign-up and the organization defaults for new users', () => {
+  it('an invitee who signs up starts with realm_user_settings_defaults', async () => {
+    expectSuccess(await t.patch('/realm/user_settings_defaults', { twenty_four_hour_time: true, web_home_view: 'all_messages', email_address_visibility: 2 }, 'iago'));
+    const before = smtp.mails.length;
+    expectSuccess(await t.post('/invites', { invitee_emails: 'defaulted@example.com', stream_ids: [], include_realm_default_subscriptions: false }, 'iago'));
+    const joinPath = linkIn((await lastMailTo('defaulted@example.com', before + 1)).parsed.text!, '/join/');
+    const browser = new PageClient(t);
+    expect((await browser.get(joinPath)).status).toBe(200);
+    expect((await browser.submit(joinPath, '/accounts/register/', { full_name: 'De Faulted', password: 'a good Pa55phrase' }, ['key_kind', 'key'])).status).toBe(303);
+    const me = await apiUser('defaulted@example.com');
+    const s = expectSuccess(await t.post('/register', { fetch_event_types: ['user_settings'] }, me)).user_settings;
+    expect([s.twenty_four_hour_time, s.web_home_view, s.email_address_visibility, s.color_scheme]).toEqual([true, 'all_messages', 2, 1]);
+    expectSuccess(await t.patch('/realm/user_settings_defaults', { twenty_four_hour_time: false, web_home_view: 'inbox', email_address_visibility: 1 }, 'iago'));
+  });
+});

@@ -250,6 +250,42 @@ describe('GET /users/me/subscriptions and subscription status', () => {
     expectError(await t.get(`/users/me/subscriptions/${priv}`, {}, 'polonius'), 400, 'BAD_REQUEST', 'Invalid channel ID');
     expect(expectSuccess(await t.get(`/users/${t.users.othello.id}/subscriptions/${priv}`, {}, 'iago')).is_subscribed).toBe(true);
     expectError(await t.get(`/users/424242/subscriptions/${pub}`, {}, 'hamlet'), 400, 'BAD_REQUEST', 'No such user');
+    // Zulip's access_user_by_id defaults: bots are "No such user", deactivated users "User is deactivated".
+    expectError(await t.get(`/users/${t.users.bot.id}/subscriptions/${pub}`, {}, 'hamlet'), 400, 'BAD_REQUEST', 'No such user');
+    const gone = await t.createUser({ email: 'status-gone@zulip.com', fullName: 'Status Gone' });
+    expectSuccess(await t.delete(`/users/${gone.id}`, {}, 'owner'));
+    expectError(await t.get(`/users/${gone.id}/subscriptions/${pub}`, {}, 'hamlet'), 400, 'BAD_REQUEST', 'User is deactivated');
+    // One's own status by id works for anyone, bots included.
+    expect(expectSuccess(await t.get(`/users/${t.users.bot.id}/subscriptions/${pub}`, {}, 'bot')).is_subscribed).toBe(false);
+  });
+});
+
+describe('GET /users/{user_id}/channels', () => {
+  it("lists the user's channels the caller may know about; archived and left channels are out", async () => {
+    const { othello } = t.users;
+    const pub = await mkChannel(t, 'uc-pub', { subscribers: [othello.id] });
+    const priv = await mkChannel(t, 'uc-priv', { invite_only: true, subscribers: [othello.id] });
+    const left = await mkChannel(t, 'uc-left', { subscribers: [othello.id] });
+    expectSuccess(await t.delete('/users/me/subscriptions', { subscriptions: ['uc-left'] }, 'othello'));
+    const gone = await mkChannel(t, 'uc-gone', { subscribers: [othello.id] });
+    expectSuccess(await t.delete(`/streams/${gone}`, {}, 'iago'));
+    const own = (expectSuccess(await t.get('/users/me/subscriptions', {}, 'othello')).subscriptions as { stream_id: number }[]).map((s) => s.stream_id).sort((a, b) => a - b);
+    expect(own).toContain(pub);
+    expect(own).toContain(priv);
+    expect(own).not.toContain(left);
+    expect(own).not.toContain(gone);
+    const body = expectSuccess(await t.get(`/users/${othello.id}/channels`, {}, 'iago'));
+    expect(body).toEqual({ result: 'success', msg: '', subscribed_channel_ids: own });
+    expect(expectSuccess(await t.get(`/users/${othello.id}/channels`, {}, 'othello')).subscribed_channel_ids).toEqual(own);
+    // Hamlet is not in the private channel: it is left out.
+    const forHamlet = expectSuccess(await t.get(`/users/${othello.id}/channels`, {}, 'hamlet')).subscribed_channel_ids as number[];
+    expect(forHamlet).toContain(pub);
+    expect(forHamlet).not.toContain(priv);
+    // Exactly those of Othello's channels that Hamlet's channel list shows (public ones, and private ones he is in).
+    const hamletSees = new Set((expectSuccess(await t.get('/streams', {}, 'hamlet')).streams as { stream_id: number }[]).map((c) => c.stream_id));
+    expect(forHamlet).toEqual(own.filter((id) => hamletSees.has(id)));
+    expectError(await t.get('/users/424242/channels', {}, 'hamlet'), 400, 'BAD_REQUEST', 'No such user');
+    expectError(await t.get('/users/abc/channels', {}, 'hamlet'), 404, 'BAD_REQUEST', 'Not Found');
   });
 });
 

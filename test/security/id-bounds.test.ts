@@ -51,6 +51,9 @@ const MEANINGFUL: Record<string, readonly string[]> = {
   signup_announcements_stream_id: ['-1'],
   zulip_update_announcements_stream_id: ['-1'],
   moderation_request_channel_id: ['-1'],
+  // GET /messages/matches_narrow: 1e3 parses as 1000, an id a message could have; one that does not exist is
+  // simply absent from the answer, as in Zulip.
+  msg_ids: ['[1e3]'],
 };
 
 /** Parameters that look like ids but are not declared with the id types: must be empty. */

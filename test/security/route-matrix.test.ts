@@ -115,6 +115,12 @@ const RULES: Record<string, Rule> = {
   'PATCH /users/me/subscriptions/muted_topics': any,
   'GET /messages/:message_id/read_receipts': any,
   'POST /streams/:stream_id/delete_topic': admin,
+  // Issue 16 remainder: matches_narrow and message reports check no role (Zulip's views);
+  // update_realm_user_settings_defaults is require_realm_admin.
+  'GET /messages/matches_narrow': { params: { msg_ids: [1], narrow: [] } },
+  'POST /messages/:message_id/report': { params: { report_type: 'spam' } },
+  'PATCH /realm/user_settings_defaults': { ...admin, params: { enter_sends: true } },
+  'GET /users/:user_id/channels': any,
   'GET /scheduled_messages': any,
   'POST /scheduled_messages': any,
   'PATCH /scheduled_messages/:scheduled_message_id': any,

@@ -34,7 +34,7 @@ export function normalizeNote(note: string): string {
 const silentMention = (u: Pick<UserRow, 'full_name' | 'id'>): string => `@_**${u.full_name}|${u.id}**`;
 
 /** The users of a DM as a list for a sentence: "A", "A and B", "A, B, and C". */
-function mentionList(users: readonly Pick<UserRow, 'full_name' | 'id'>[]): string {
+export function mentionList(users: readonly Pick<UserRow, 'full_name' | 'id'>[]): string {
   const m = users.map(silentMention);
   if (m.length <= 2) return m.join(' and ');
   return `${m.slice(0, -1).join(', ')}, and ${m[m.length - 1]}`;
@@ -48,13 +48,13 @@ function unusedFence(text: string): string {
 }
 
 /** Zulip's truncate_content, in code points. */
-function truncate(text: string, max: number, suffix: string): string {
+export function truncate(text: string, max: number, suffix: string): string {
   const chars = [...text];
   return chars.length > max ? chars.slice(0, Math.max(0, max - [...suffix].length)).join('') + suffix : text;
 }
 
 /** Zulip's message_link_url (near link) for a channel message or a DM. */
-function messageLink(base: string, m: MessageRow, channel: ChannelRow | null): string {
+export function messageLink(base: string, m: MessageRow, channel: ChannelRow | null): string {
   if (channel) return `${base}/#narrow/channel/${channelSlug(channel.id, channel.name)}/topic/${encodeHashComponent(m.topic)}/near/${m.id}`;
   const ids = (m.dm_key ?? '').split(',');
   return `${base}/#narrow/dm/${ids.join(',')}-${ids.length > 2 ? 'group' : 'dm'}/near/${m.id}`;

@@ -87,6 +87,16 @@ async function setSystemGroupMembership(
   }
 }
 
+/**
+ * A new user's stored settings: the organization's defaults (PATCH
+ * /realm/user_settings_defaults; Zulip's copy_default_settings), as the
+ * settings that differ from the built-in defaults. Bots start with the built-in ones.
+ */
+async function realmDefaultsForNewUser(tx: Tx, realmId: number): Promise<string> {
+  const row = await tx.db.selectFrom('realms').select('user_settings_defaults').where('id', '=', realmId).executeTakeFirst();
+  return row?.user_settings_defaults ?? '{}';
+}
+
 /** Creates a user or bot with its system-group memberships; events go to every active user. */
 export async function doCreateUser(app: AppCtx, tx: Tx, realmId: number, nu: NewUser): Promise<UserRow> {
   const now = nowSeconds();
@@ -114,7 +124,7 @@ export async function doCreateUser(app: AppCtx, tx: Tx, realmId: number, nu: New
     is_imported_stub: nu.isImportedStub ? 1 : 0,
     can_create_users: nu.canCreateUsers ? 1 : 0,
     tos_version: nu.tosVersion ?? 0,
-    settings: '{}',
+    settings: nu.botType ? '{}' : await realmDefaultsForNewUser(tx, realmId),
   });
   const user = (await users.userById(tx.db, realmId, id))!;
   const viewers = await activeViewers(tx, realmId);

@@ -163,3 +163,16 @@ export function isValidTimezone(tz: string): boolean {
   return /^[A-Z][A-Za-z0-9_+-]*(\/[A-Z0-9][A-Za-z0-9_+-]*)*$/.test(tz);
 }
 const SUPPORTED_TIMEZONES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('timeZone'));
+
+/**
+ * The settings an organization sets defaults for (Zulip's RealmUserDefault):
+ * every user setting but default_language (the realm has its own) and the
+ * time zone.
+ */
+export const REALM_USER_DEFAULT_SETTINGS: readonly string[] = Object.keys(USER_SETTINGS).filter((k) => k !== 'default_language');
+
+/** The realm's defaults for new users: the built-in defaults overlaid with what the realm stores. */
+export function realmUserDefaults(json: string): Record<string, SettingValue> {
+  const stored = JSON.parse(json) as Record<string, SettingValue>;
+  return Object.fromEntries(REALM_USER_DEFAULT_SETTINGS.map((k) => [k, k in stored ? stored[k]! : USER_SETTING_DEFAULTS[k]!]));
+}

@@ -5,7 +5,7 @@ import { accessMessage } from '../../domain/access/messages.js';
 import { messageViewFor } from '../../domain/actions/message-events.js';
 import { checkAndSendMessage, defaultReadBySender } from '../../domain/actions/message-send.js';
 import { badRequest, JsonableError } from '../../domain/errors.js';
-import { fetchMessages, fetchMessagesByIds } from '../../domain/message-fetch.js';
+import { fetchMessages, fetchMessagesByIds, matchesNarrow } from '../../domain/message-fetch.js';
 import { renderMessageContent } from '../../domain/message-render.js';
 import { MAX_MESSAGES_PER_FETCH, parseAnchor, parseNarrow } from '../../domain/rules/message-narrow.js';
 import { MAX_MESSAGE_LENGTH } from '../../domain/rules/markdown/index.js';
@@ -112,6 +112,18 @@ export const getMessages = endpoint({
     if (numBefore > 0 && numAfter > 0 && !params.include_anchor) throw badRequest('The anchor can only be excluded at an end of the range');
     return fetchMessages(ctx.app, ctx.user, { anchor, numBefore, numAfter, includeAnchor: params.include_anchor, narrow, ...opts });
   },
+});
+
+/** GET /messages/matches_narrow (Zulip's messages_in_narrow_backend); see domain/message-fetch.ts. */
+export const getMatchesNarrow = endpoint({
+  method: 'GET',
+  path: '/messages/matches_narrow',
+  auth: 'user',
+  params: {
+    msg_ids: p.idList(),
+    narrow: p.json(z.unknown()),
+  },
+  handler: async (ctx, params) => ({ messages: await matchesNarrow(ctx.app, ctx.user, params.msg_ids, parseNarrow(params.narrow)) }),
 });
 
 export const renderMessage = endpoint({

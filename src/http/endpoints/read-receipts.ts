@@ -13,8 +13,8 @@ import { p } from '../params.js';
  * after the message access check, refused while the realm's
  * enable_read_receipts is off; otherwise the active users who have the
  * message marked read and whose send_read_receipts setting is on, never the
- * sender. (Zulip also leaves out users muting or muted by the caller;
- * Parley has no user muting yet.) Bots are included, as in Zulip.
+ * sender, nor users who muted the caller or whom the caller muted (the
+ * caller could otherwise infer being muted). Bots are included, as in Zulip.
  */
 export const getReadReceipts = endpoint({
   method: 'GET',
@@ -34,6 +34,8 @@ export const getReadReceipts = endpoint({
       .where('users.is_active', '=', 1)
       .where('users.id', '!=', message.sender_id)
       .where(sql<boolean>`(user_messages.flags & ${FLAG_READ}) != 0`)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('muted_users').select('muted_users.user_id').whereRef('muted_users.user_id', '=', 'users.id').where('muted_users.muted_user_id', '=', ctx.user.id))))
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('muted_users').select('muted_users.user_id').where('muted_users.user_id', '=', ctx.user.id).whereRef('muted_users.muted_user_id', '=', 'users.id'))))
       .orderBy('users.id')
       .execute();
     return { user_ids: readers.filter((u) => userSettings(u.settings).send_read_receipts !== false).map((u) => u.id) };

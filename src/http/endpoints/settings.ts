@@ -42,7 +42,7 @@ import { p, type Param } from '../params.js';
 
 const NOT_IN_LIST = 'Invalid {var}: Value error, Not in the list of possible values';
 
-function settingParam(name: string): Param<SettingValue | undefined> {
+export function settingParam(name: string): Param<SettingValue | undefined> {
   const spec = USER_SETTINGS[name]!;
   if (spec.kind === 'bool') return p.bool().optional();
   if (spec.kind === 'int') return spec.values ? p.intIn(spec.values).optional() : p.int().optional();
@@ -74,7 +74,7 @@ const guard = ({ user }: AuthedCtx): void => {
   if (user.isBot) throw notForBots();
 };
 
-function checkSettingValues(s: Record<string, unknown>): void {
+export function checkSettingValues(s: Record<string, unknown>): void {
   if (typeof s.default_language === 'string' && !isAvailableLanguage(s.default_language)) throw badRequest('Invalid default_language');
   const sound = s.notification_sound;
   if (typeof sound === 'string' && sound !== 'none' && !(NOTIFICATION_SOUNDS as readonly string[]).includes(sound)) {

@@ -326,9 +326,14 @@ export const updateSubscriptionProperty = endpoint({
   },
 });
 
+/**
+ * Zulip's get_subscription_backend: the target through access_user_by_id with
+ * its defaults (a bot is "No such user", a deactivated user "User is
+ * deactivated"); the own-status form (a Parley extension) takes oneself as is.
+ */
 async function subscriptionStatus(ctx: AuthedCtx, userId: number, streamId: number): Promise<Record<string, unknown>> {
   if (!isStorableId(userId)) throw badRequest('No such user');
-  const target = await accessUserById(ctx.app, ctx.user, userId, { allowBots: true, allowDeactivated: true });
+  const target = userId === ctx.user.id && ctx.userRow.id === userId ? ctx.userRow : await accessUserById(ctx.app, ctx.user, userId);
   const v = await viewerOf(ctx);
   const ch = await accessChannelById(ctx.app.db, v, streamId, { requireContentAccess: false });
   const sub = await subscriptionRow(ctx.app.db, target.id, ch.id);
@@ -349,4 +354,27 @@ export const getOwnSubscriptionStatus = endpoint({
   auth: 'user',
   params: { stream_id: p.pathId() },
   handler: async (ctx, { stream_id }) => subscriptionStatus(ctx, ctx.user.id, stream_id),
+});
+
+/**
+ * GET /users/{user_id}/channels (Zulip's get-user-channels, added in Zulip
+ * 11): `subscribed_channel_ids`, the active channels the user is subscribed
+ * to, limited to those the caller may know about (metadata access, the rule
+ * GET /users/{id}/subscriptions/{stream_id} uses), ascending. A user the
+ * caller cannot see is "No such user", as for GET /users/{id}.
+ */
+export const getUserChannels = endpoint({
+  method: 'GET',
+  path: '/users/:user_id/channels',
+  auth: 'user',
+  params: { user_id: p.pathId() },
+  handler: async (ctx, { user_id }) => {
+    if (!isStorableId(user_id)) throw badRequest('No such user');
+    const target = await accessUserById(ctx.app, ctx.user, user_id, { allowBots: true, allowDeactivated: true });
+    const v = await viewerOf(ctx);
+    const subs = (await subscriptionRowsOfUser(ctx.app.db, target.id)).filter((s) => s.active);
+    const channels = await channelsByIds(ctx.app.db, ctx.user.realmId, subs.map((s) => s.channel_id));
+    const visible = channels.filter((ch) => !ch.deactivated && hasMetadataAccess(v, ch)).map((ch) => ch.id);
+    return { subscribed_channel_ids: visible.sort((a, b) => a - b) };
+  },
 });

@@ -16,6 +16,7 @@ import { m0900Join } from './0900-join.js';
 import { m1400BotStorage } from './1400-bot-storage.js';
 import { m1600OutgoingWebhooks } from './1600-outgoing-webhooks.js';
 import { m1650RealmExports } from './1650-realm-exports.js';
+import { m1500RealmUserDefaults } from './1500-realm-user-defaults.js';
 
 /**
  * Forward-only migrations, applied in name order at start. Each resource adds
@@ -23,8 +24,8 @@ import { m1650RealmExports } from './1650-realm-exports.js';
  * 0001-0099 foundation/users, 0100 events, 0200 channels, 0300 messages,
  * 0400 groups/drafts/views/snippets, 0500 profiles, 0600 client compat, 0700 guests,
  * 0800 mobile app, 0900 sign-up and system bots, 1000 search and playgrounds, 1100 jobs,
- * 1200 files, 1300 web sessions, 1400 integrations and bot storage, 1600 outgoing webhooks,
- * 1650 organization exports.
+ * 1200 files, 1300 web sessions, 1400 integrations and bot storage, 1500 realm user defaults,
+ * 1600 outgoing webhooks, 1650 organization exports.
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001Foundation,
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '1400-bot-storage': m1400BotStorage,
   '1600-outgoing-webhooks': m1600OutgoingWebhooks,
   '1650-realm-exports': m1650RealmExports,
+  '1500-realm-user-defaults': m1500RealmUserDefaults,
 };
