@@ -15,6 +15,10 @@ export const ZULIP_NAMES = {
   'GET /bot_storage': ['Get bot storage', ''],
   'PUT /bot_storage': ['Update bot storage', ''],
   'DELETE /bot_storage': ['Remove bot storage', ''],
+  'POST /export/realm': ['Export an organization', 'export-realm'],
+  'GET /export/realm': ['Get all data exports', 'get-realm-exports'],
+  'GET /export/realm/consents': ['Get data export consent state', 'get-realm-export-consents'],
+  'DELETE /export/realm/:export_id': ['Delete a data export', ''],
   // Incoming webhooks (zerver/webhooks/<name>; https://zulip.com/integrations/doc/<name>).
   'POST /external/json': ['JSON formatter incoming webhook', ''],
   'POST /external/github': ['GitHub incoming webhook', ''],

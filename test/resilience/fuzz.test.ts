@@ -35,7 +35,8 @@ beforeAll(async () => {
       done();
     },
   });
-  t = await startTestServer({ logLevel: 'info' }, { logger: pino({ level: 'info' }, sink) });
+  // No background jobs: an export a fuzzed request queued would write while a later request is checked for writes.
+  t = await startTestServer({ logLevel: 'info', schedulerEnabled: false }, { logger: pino({ level: 'info' }, sink) });
   fp = await fingerprinter(t.app.ctx.db, t.app.ctx.store.dialect);
   for (const [name, u] of Object.entries(t.users)) {
     creds.set(name as FixtureName, { id: u.id, email: u.email, apiKey: u.apiKey });
