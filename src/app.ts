@@ -31,6 +31,7 @@ import { migrate, openStore, type Store } from './store/db.js';
 import { defaultRealm } from './store/realms.js';
 import { JobWaker, Scheduler } from './jobs/scheduler.js';
 import { ScheduledDelivery } from './jobs/scheduled-delivery.js';
+import { presenceOf } from './domain/presence-state.js';
 
 export interface App {
   readonly ctx: AppCtx;
@@ -97,6 +98,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const ctx = base as AppCtx;
   const files = new FileService(ctx, createStorage(config));
   (ctx as { files: FileService }).files = files;
+  // Several processes: presence reports are shared through Redis (a report to one is seen by all).
+  if (redis) presenceOf(ctx).share(redis.presence);
   files.start();
   const scheduler = new Scheduler([new ScheduledDelivery(ctx)], { pollMs: config.schedulerPollMs, log });
   jobs.listen(() => scheduler.wake());
