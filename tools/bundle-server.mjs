@@ -41,6 +41,8 @@ await esbuild.build({
   banner: { js: "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);" },
   sourcemap: 'linked',
   legalComments: 'none',
+  minifyWhitespace: true,
+  minifySyntax: true,
   logLevel: 'warning',
   absWorkingDir: root,
 });
