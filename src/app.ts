@@ -33,6 +33,7 @@ import { JobWaker, Scheduler } from './jobs/scheduler.js';
 import { ScheduledDelivery } from './jobs/scheduled-delivery.js';
 import { OutgoingWebhookDelivery } from './jobs/outgoing-webhooks.js';
 import { RealmExportJobs } from './domain/actions/realm-export.js';
+import { presenceOf } from './domain/presence-state.js';
 
 export interface App {
   readonly ctx: AppCtx;
@@ -99,6 +100,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const ctx = base as AppCtx;
   const files = new FileService(ctx, createStorage(config));
   (ctx as { files: FileService }).files = files;
+  // Several processes: presence reports are shared through Redis (a report to one is seen by all).
+  if (redis) presenceOf(ctx).share(redis.presence);
   files.start();
   const scheduler = new Scheduler([new ScheduledDelivery(ctx), new OutgoingWebhookDelivery(ctx), new RealmExportJobs(ctx)], { pollMs: config.schedulerPollMs, log });
   jobs.listen(() => scheduler.wake());

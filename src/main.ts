@@ -1,11 +1,14 @@
-import { buildApp, bootstrapRealm } from './app.js';
-import { loadConfig, realmUrl } from './config.js';
+// First: it holds the young generation small while the server's modules load and it starts (src/start-heap.ts).
+import { startupDone } from './start-heap.js';
 
 async function main(): Promise<void> {
+  // Loaded after the line above has taken effect (static imports would all be loaded before it runs).
+  const [{ buildApp, bootstrapRealm }, { loadConfig, realmUrl }] = await Promise.all([import('./app.js'), import('./config.js')]);
   const config = loadConfig();
   const app = await buildApp(config);
   await bootstrapRealm(app.ctx, { announce: true });
   await app.http.listen({ host: config.host, port: config.port });
+  startupDone();
   app.ctx.log.info({ url: realmUrl(config), store: app.ctx.store.dialect }, 'Parley is serving the web app at / and the API at /api/v1');
 
   let closing = false;

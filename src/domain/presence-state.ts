@@ -26,8 +26,12 @@ import {
  * dropped whenever anything writes to the users table (the same write
  * watcher as the auth cache) or a user event is published after commit.
  *
- * One process owns presence; several processes behind one database would
- * each see only the reports they received (not supported yet).
+ * Several processes (PARLEY_REDIS_URL) share presence through Redis
+ * (scale/redis-presence.ts): update ids come from one sequence there, and
+ * every read or report first asks Redis for the entries changed since this
+ * process last looked (current()), so a report to one process is seen by
+ * the very next request to any other, with the same update ids and events
+ * as in one process. Each process writes through the entries it stored.
  */
 
 export const FLUSH_INTERVAL_MS = 5000;
@@ -51,6 +55,22 @@ export interface PresenceDirectory {
   readonly activeIds: readonly number[];
 }
 
+/** Presence held in Redis for several processes (scale/redis-presence.ts). */
+export interface SharedPresenceChanges {
+  /** The realm's last update id. */
+  readonly seq: number;
+  /** Entries whose update id is above the one asked about. */
+  readonly entries: readonly (readonly [number, PresenceEntry])[];
+}
+export interface SharedPresence {
+  /** null: the realm has no shared state yet (seed it). */
+  changes(realmId: number, since: number): Promise<SharedPresenceChanges | null>;
+  /** Stores the entry under the realm's next update id; null when the realm has no shared state. */
+  put(realmId: number, userId: number, entry: PresenceEntry): Promise<number | null>;
+  /** Creates the realm's shared state unless some process already did. */
+  seed(realmId: number, seq: number, entries: readonly (readonly [number, PresenceEntry])[]): Promise<void>;
+}
+
 export interface RealmPresence {
   /** Last update id handed out (Zulip's PresenceSequence). */
   seq: number;
@@ -71,6 +91,9 @@ export class PresenceState {
   private unsubscribe: (() => void) | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private stopped = false;
+  private shared: SharedPresence | undefined;
+  /** Shared mode: every update id up to this one is in the replica, per realm. */
+  private readonly synced = new Map<number, number>();
   /** The clock presence uses (unix seconds); tests move it. */
   now: () => number = () => Date.now() / 1000;
 
@@ -99,6 +122,55 @@ export class PresenceState {
     }
   }
 
+  /** Shares presence with other processes (Redis mode; called once, before any request). */
+  share(shared: SharedPresence): void {
+    this.shared = shared;
+  }
+
+  /**
+   * The realm's presence as every process sees it: in one process, the
+   * memory state; with Redis, the replica after taking in what other
+   * processes stored since this one last looked (one round trip).
+   */
+  async current(realmId: number): Promise<RealmPresence> {
+    await this.ready();
+    if (this.shared) await this.sync(realmId, this.shared);
+    return this.realm(realmId);
+  }
+
+  private async sync(realmId: number, shared: SharedPresence): Promise<void> {
+    const since = this.synced.get(realmId);
+    let got = await shared.changes(realmId, since ?? -1);
+    if (got === null) {
+      // No process has shared this realm yet (or Redis lost its data): seed it from what the database had.
+      const realm = this.realm(realmId);
+      await shared.seed(realmId, realm.seq, [...realm.entries]);
+      got = await shared.changes(realmId, -1);
+      if (got === null) throw new Error('presence: the shared state disappeared while seeding');
+      this.replace(realmId, got);
+      return;
+    }
+    if (since === undefined || got.seq < since) {
+      // First look, or Redis was reset and reseeded: its state replaces the replica.
+      if (since !== undefined) got = (await shared.changes(realmId, -1)) ?? got;
+      this.replace(realmId, got);
+      return;
+    }
+    const realm = this.realm(realmId);
+    for (const [userId, e] of got.entries) {
+      const cur = realm.entries.get(userId);
+      if (!cur || cur.lastUpdateId < e.lastUpdateId) realm.entries.set(userId, e);
+    }
+    if (got.seq > realm.seq) realm.seq = got.seq;
+    if (got.seq > (this.synced.get(realmId) ?? -1)) this.synced.set(realmId, got.seq);
+  }
+
+  /** A new replica object (cached views compare its entries map, so they recompute). */
+  private replace(realmId: number, got: SharedPresenceChanges): void {
+    this.realms.set(realmId, { seq: got.seq, entries: new Map(got.entries.map(([id, e]) => [id, { ...e }])) });
+    this.synced.set(realmId, got.seq);
+  }
+
   /** Starts the periodic write-through (the HTTP server's onReady). */
   async start(): Promise<void> {
     await this.ready();
@@ -124,10 +196,25 @@ export class PresenceState {
   }
 
   /** Stores a changed entry under the realm's next update id; returns that id. */
-  put(realmId: number, userId: number, entry: PresenceEntry): number {
-    const realm = this.realm(realmId);
-    entry.lastUpdateId = ++realm.seq;
-    realm.entries.set(userId, entry);
+  async put(realmId: number, userId: number, entry: PresenceEntry): Promise<number> {
+    if (this.shared) {
+      let id = await this.shared.put(realmId, userId, entry);
+      if (id === null) {
+        await this.sync(realmId, this.shared);
+        id = await this.shared.put(realmId, userId, entry);
+        if (id === null) throw new Error('presence: no shared state for the realm');
+      }
+      entry.lastUpdateId = id;
+      const realm = this.realm(realmId);
+      const cur = realm.entries.get(userId);
+      if (!cur || cur.lastUpdateId < id) realm.entries.set(userId, entry);
+      if (id > realm.seq) realm.seq = id;
+      if (this.synced.get(realmId) === id - 1) this.synced.set(realmId, id);
+    } else {
+      const realm = this.realm(realmId);
+      entry.lastUpdateId = ++realm.seq;
+      realm.entries.set(userId, entry);
+    }
     this.dirtyUsers.set(userId, realmId);
     this.dirtyRealms.add(realmId);
     return entry.lastUpdateId;

@@ -1,7 +1,7 @@
 import { ALL, type AccessSet } from './access/user-access.js';
 import type { AppCtx } from './context.js';
 import { badRequest } from './errors.js';
-import { presenceOf } from './presence-state.js';
+import { presenceOf, type RealmPresence } from './presence-state.js';
 import { DEFAULT_PRESENCE_HISTORY_DAYS } from './rules/presence.js';
 import { legacyPresence, modernPresence, singleUserLegacyPresence } from '../presenters/presence.js';
 
@@ -34,6 +34,8 @@ export interface PresenceResponse {
  */
 interface FullPresence {
   readonly seq: number;
+  /** The replica's entries (a process sharing presence through Redis may replace them whole). */
+  readonly entries: object;
   readonly dir: object;
   /** The entry that leaves the window first does so at this time. */
   readonly validUntil: number;
@@ -45,17 +47,15 @@ interface FullPresence {
 
 const fullCache = new WeakMap<object, Map<string, FullPresence>>();
 
-async function fullPresence(app: AppCtx, realmId: number, slim: boolean, days: number): Promise<FullPresence> {
+async function fullPresence(app: AppCtx, realmId: number, realm: RealmPresence, slim: boolean, days: number): Promise<FullPresence> {
   const state = presenceOf(app);
-  await state.ready();
   const dir = await state.directory(realmId);
-  const realm = state.realm(realmId);
   const now = state.now();
   let byKey = fullCache.get(state);
   if (!byKey) fullCache.set(state, (byKey = new Map()));
   const key = `${realmId}:${slim ? 'slim' : 'legacy'}:${days}`;
   const hit = byKey.get(key);
-  if (hit && hit.seq === realm.seq && hit.dir === dir && now < hit.validUntil) return hit;
+  if (hit && hit.seq === realm.seq && hit.entries === realm.entries && hit.dir === dir && now < hit.validUntil) return hit;
   const presences: Record<string, unknown> = {};
   let max = -1;
   let validUntil = Infinity;
@@ -71,7 +71,7 @@ async function fullPresence(app: AppCtx, realmId: number, slim: boolean, days: n
       validUntil = Math.min(validUntil, e.lastConnected + days * 86400);
     }
   }
-  const full: FullPresence = { seq: realm.seq, dir, validUntil, presences, json: JSON.stringify(presences), max };
+  const full: FullPresence = { seq: realm.seq, entries: realm.entries, dir, validUntil, presences, json: JSON.stringify(presences), max };
   byKey.set(key, full);
   return full;
 }
@@ -85,11 +85,11 @@ export async function presenceResponse(app: AppCtx, realmId: number, q: Presence
 /** The same, with the presences' JSON when it was computed (callers may send it as is). */
 export async function presenceResponseJson(app: AppCtx, realmId: number, q: PresenceQuery): Promise<PresenceResponse & { presencesJson?: string }> {
   const state = presenceOf(app);
-  await state.ready();
+  const realm = await state.current(realmId);
   const days = q.historyDays ?? DEFAULT_PRESENCE_HISTORY_DAYS;
   // No data held by the client yet: everyone in the window (update ids start at 1).
   if (q.lastUpdateId === undefined || q.lastUpdateId <= 0) {
-    const full = await fullPresence(app, realmId, q.slim, days);
+    const full = await fullPresence(app, realmId, realm, q.slim, days);
     const last = full.max >= 0 ? full.max : (q.lastUpdateId ?? -1);
     return { presences: full.presences, presencesJson: full.json, server_timestamp: state.now(), presence_last_update_id: last };
   }
@@ -98,7 +98,7 @@ export async function presenceResponseJson(app: AppCtx, realmId: number, q: Pres
   const presences: Record<string, unknown> = {};
   let max = -1;
   if (days !== 0) {
-    for (const [userId, e] of state.realm(realmId).entries) {
+    for (const [userId, e] of realm.entries) {
       if (e.lastUpdateId <= q.lastUpdateId) continue;
       const u = dir.byId.get(userId);
       if (!u || !u.isActive || u.isBot) continue;
@@ -131,14 +131,14 @@ export async function restrictPresences(app: AppCtx, realmId: number, presences:
 
 export async function userPresence(app: AppCtx, realmId: number, userIdOrEmail: string, slim: boolean, access: AccessSet = ALL): Promise<object> {
   const state = presenceOf(app);
-  await state.ready();
+  const realm = await state.current(realmId);
   const dir = await state.directory(realmId);
   const target = /^\d{1,15}$/.test(userIdOrEmail) ? dir.byId.get(Number(userIdOrEmail)) : dir.byEmail.get(userIdOrEmail.trim().toLowerCase());
   if (!target || !target.isActive) throw badRequest('No such user');
   // Zulip's get_presence_backend: a user the caller cannot access is "No such user".
   if (access !== ALL && target.botType === null && !access.has(target.id)) throw badRequest('No such user');
   if (target.botType !== null) throw badRequest('Presence is not supported for bot users.');
-  const entry = state.realm(realmId).entries.get(target.id);
+  const entry = realm.entries.get(target.id);
   if (!entry) throw badRequest(`No presence data for ${userIdOrEmail}`);
   return slim ? modernPresence(entry, target.dateJoined) : singleUserLegacyPresence(entry, target.dateJoined, state.now());
 }

@@ -1,7 +1,13 @@
 import type { Readable } from 'node:stream';
-import { DeleteObjectsCommand, GetObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type * as S3Sdk from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type * as S3Upload from '@aws-sdk/lib-storage';
+import { lazyRequire } from '../lazy.js';
 import { isValidKey, type ByteRange, type FileStorage, type StoredFile } from './storage.js';
+
+// The AWS SDK is large (about 25 MB resident, 100-150 ms to load): loaded only when S3 is configured.
+const sdk = lazyRequire<typeof S3Sdk>('@aws-sdk/client-s3');
+const libStorage = lazyRequire<typeof S3Upload>('@aws-sdk/lib-storage');
 
 export interface S3Settings {
   readonly bucket: string;
@@ -37,7 +43,7 @@ export class S3Storage implements FileStorage {
     };
     if (s.endpoint) cfg.endpoint = s.endpoint;
     if (s.accessKeyId && s.secretAccessKey) cfg.credentials = { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey };
-    this.client = new S3Client(cfg);
+    this.client = new (sdk().S3Client)(cfg);
   }
 
   private objectKey(key: string): string {
@@ -46,7 +52,7 @@ export class S3Storage implements FileStorage {
   }
 
   async put(key: string, body: Readable, _size: number, contentType: string): Promise<void> {
-    const upload = new Upload({
+    const upload = new (libStorage().Upload)({
       client: this.client,
       params: { Bucket: this.s.bucket, Key: this.objectKey(key), Body: body, ContentType: contentType },
       queueSize: 2,
@@ -63,7 +69,7 @@ export class S3Storage implements FileStorage {
       return null;
     }
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.s.bucket, Key: objectKey, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }));
+      const out = await this.client.send(new (sdk().GetObjectCommand)({ Bucket: this.s.bucket, Key: objectKey, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }));
       if (!out.Body) return null;
       // A ranged answer's Content-Range ends in "/<total size>".
       const total = range && out.ContentRange ? Number(out.ContentRange.split('/').pop()) : Number(out.ContentLength ?? 0);
@@ -78,7 +84,7 @@ export class S3Storage implements FileStorage {
   async remove(keys: readonly string[]): Promise<void> {
     for (let i = 0; i < keys.length; i += 1000) {
       const batch = keys.slice(i, i + 1000).map((k) => ({ Key: this.objectKey(k) }));
-      if (batch.length) await this.client.send(new DeleteObjectsCommand({ Bucket: this.s.bucket, Delete: { Objects: batch, Quiet: true } }));
+      if (batch.length) await this.client.send(new (sdk().DeleteObjectsCommand)({ Bucket: this.s.bucket, Delete: { Objects: batch, Quiet: true } }));
     }
   }
 

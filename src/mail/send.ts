@@ -1,4 +1,6 @@
-import nodemailer, { type Transporter } from 'nodemailer';
+import type Nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
+import { lazyRequire } from '../lazy.js';
 import type { AppCtx } from '../domain/context.js';
 import type { Config } from '../config.js';
 
@@ -18,6 +20,9 @@ export interface MailMessage {
   readonly text: string;
   readonly html?: string;
 }
+
+// Loaded on the first mail actually sent over SMTP (most starts send none).
+const nodemailer = lazyRequire<typeof Nodemailer>('nodemailer');
 
 const transports = new WeakMap<Config, Transporter>();
 
@@ -47,7 +52,7 @@ export function transportOptions(config: Config): Record<string, unknown> {
 function transport(config: Config): Transporter {
   let t = transports.get(config);
   if (!t) {
-    t = nodemailer.createTransport(transportOptions(config) as never);
+    t = nodemailer().createTransport(transportOptions(config) as never);
     transports.set(config, t);
   }
   return t;

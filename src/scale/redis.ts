@@ -9,19 +9,22 @@ import { realmEmojiCache } from '../domain/access/realm-emoji.js';
 import { RedisRateLimiter } from '../domain/rules/rate-limit-redis.js';
 import { RedisBus } from '../events/redis-bus.js';
 import { RedisQueueStore } from '../events/redis-queue-store.js';
+import { RedisPresence } from './redis-presence.js';
 import type { Db, Store } from '../store/db.js';
 
 /**
  * Scale-out wiring (PARLEY_REDIS_URL): the event queues, the event bus, rate
  * limits and cache invalidation go through Redis, so any number of identical
  * processes on one PostgreSQL database serve any request, including any
- * queue's GET /events. Three connections per process: commands, and two in
+ * queue's GET /events, and presence. Three connections per process: commands, and two in
  * subscriber mode (queue growth, bus broadcast).
  */
 export interface RedisServices {
   readonly queueStore: RedisQueueStore;
   readonly bus: RedisBus;
   readonly limiter: RedisRateLimiter;
+  /** Presence shared by the processes (domain/presence-state.ts keeps a replica). */
+  readonly presence: RedisPresence;
   /** Resolves when Redis answers PING (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -70,6 +73,7 @@ export async function openRedisServices(opts: {
     queueStore,
     bus,
     limiter: new RedisRateLimiter(cmd, opts.prefix),
+    presence: new RedisPresence(cmd, opts.prefix),
     async ping() {
       await cmd.ping();
     },

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from './db.js';
 import type { TxDb } from '../domain/context.js';
 
@@ -35,7 +36,9 @@ export async function upsertPresences(db: AnyDb, rows: readonly PresenceRow[]): 
           last_active_time: eb.ref('excluded.last_active_time'),
           last_connected_time: eb.ref('excluded.last_connected_time'),
           last_update_id: eb.ref('excluded.last_update_id'),
-        })),
+        }))
+          // Several processes write through the entries they stored: an older one never replaces a newer.
+          .where(sql<boolean>`excluded.last_update_id > user_presences.last_update_id`),
       )
       .execute();
   }
@@ -46,7 +49,12 @@ export async function upsertPresenceSequences(db: AnyDb, rows: readonly { realm_
   await db
     .insertInto('presence_sequences')
     .values(rows.map((r) => ({ ...r })))
-    .onConflict((oc) => oc.column('realm_id').doUpdateSet((eb) => ({ last_update_id: eb.ref('excluded.last_update_id') })))
+    .onConflict((oc) =>
+      oc
+        .column('realm_id')
+        .doUpdateSet((eb) => ({ last_update_id: eb.ref('excluded.last_update_id') }))
+        .where(sql<boolean>`excluded.last_update_id > presence_sequences.last_update_id`),
+    )
     .execute();
 }
 

@@ -54,9 +54,9 @@ export async function doUpdateUserPresence(
   opts: { force?: boolean } = {},
 ): Promise<void> {
   const state = presenceOf(app);
-  await state.ready();
-  const change = applyPresenceReport(state.realm(realmId).entries.get(userId), status, logTime);
-  if (change.changed) state.put(realmId, userId, change.entry);
+  const realm = await state.current(realmId);
+  const change = applyPresenceReport(realm.entries.get(userId), status, logTime);
+  if (change.changed) await state.put(realmId, userId, change.entry);
   if (opts.force || change.created || change.becameOnline) {
     await sendPresenceChanged(app, state, realmId, userId, change.entry, opts.force === true);
   }
@@ -77,7 +77,7 @@ export async function updateUserPresence(app: AppCtx, user: UserRow, status: Pre
  */
 export async function presenceEnabledChanged(app: AppCtx, user: Pick<UserRow, 'id' | 'realm_id'>, enabled: boolean): Promise<void> {
   const state = presenceOf(app);
-  await state.ready();
+  const realm = await state.current(user.realm_id);
   const now = Math.floor(state.now());
   if (enabled) {
     await doUpdateUserPresence(app, user.realm_id, user.id, 'active', now, { force: true });
@@ -86,6 +86,6 @@ export async function presenceEnabledChanged(app: AppCtx, user: Pick<UserRow, 'i
   // As Zulip does (zerver/actions/user_settings.py, checked): drop the user's
   // presence and report them idle, backdated past the offline threshold. A user
   // with no earlier activity then shows active_timestamp = date_joined.
-  state.realm(user.realm_id).entries.delete(user.id);
+  realm.entries.delete(user.id);
   await doUpdateUserPresence(app, user.realm_id, user.id, 'idle', now - PRESENCE_DISABLED_BACKDATE_SECS, { force: true });
 }
