@@ -62,7 +62,10 @@ export interface Bootstrap {
 
 /** Composition root: store, bus and HTTP wired with plain functions. */
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<App> {
-  const log = opts.logger ?? pino({ level: config.logLevel });
+  // Asynchronous log writes: lines written while a write is in flight go out
+  // together in the next one, so a busy server makes one write() per batch
+  // rather than one per request; pino flushes what is pending on exit.
+  const log = opts.logger ?? pino({ level: config.logLevel }, pino.destination({ dest: 1, sync: false }));
   const store = opts.store ?? openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrate(store.db);
   const authCache = new AuthCache();
