@@ -11,6 +11,8 @@ export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname)
 // BENCH_RESULTS points the figures elsewhere (the quick mode writes to a temporary file, so a
 // smoke run never replaces the measured figures).
 export const RESULTS = process.env.BENCH_RESULTS ? path.resolve(process.env.BENCH_RESULTS) : path.join(ROOT, 'bench', 'results', 'latest.json');
+/** The server entry point benchmarks start (BENCH_PARLEY_MAIN: another build, e.g. a copy of dist/ from before a change). */
+export const PARLEY_MAIN = process.env.BENCH_PARLEY_MAIN ?? path.join(ROOT, 'dist/src/main.js');
 
 export function freePort() {
   return new Promise((resolve) => {
@@ -23,11 +25,11 @@ export function freePort() {
 }
 
 /** Starts `node dist/src/main.js` on a fresh data dir; resolves once /server_settings answers. */
-export async function startParley(env = {}) {
+export async function startParley(env = {}, opts = {}) {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-'));
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js')], {
+  const child = spawn(process.execPath, [opts.main ?? PARLEY_MAIN], {
     // Rate limits are per user (200/min by default): one benchmark user would measure 429s.
     env: {
       ...process.env,
@@ -39,10 +41,11 @@ export async function startParley(env = {}) {
       PARLEY_RATE_LIMIT_PER_IP: '0',
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    // opts.stdout 'ignore': the request log (PARLEY_LOG_LEVEL=info) goes nowhere instead of into this process.
+    stdio: ['ignore', opts.stdout ?? 'pipe', 'inherit'],
   });
   let out = '';
-  child.stdout.on('data', (d) => (out += d));
+  child.stdout?.on('data', (d) => (out += d));
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 20_000;
   let firstOkMs;
@@ -125,4 +128,58 @@ export function table(rows) {
   const line = (vals) => vals.map((v, i) => String(v).padEnd(w[i])).join('  ');
   console.log(line(cols));
   for (const r of rows) console.log(line(cols.map((c) => r[c])));
+}
+
+/**
+ * A baseline server in its own process (bench/support/baseline-server.mjs), so
+ * that, like Parley, it does not share a thread with the load generator:
+ * kind "http" is bare node:http, "fastify" a bare Fastify route (the
+ * framework's own cost per request); both answer the same 1 KB JSON body.
+ */
+export async function startBaselineProcess(kind) {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bench', 'support', 'baseline-server.mjs'), kind], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /\{"port":(\d+)\}/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`baseline ${kind} exited with ${code}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    pid: child.pid,
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
+
+/**
+ * CPU time (user + system, microseconds) a process has used so far, from
+ * /proc (Linux): divided by the requests it answered in between, the server's
+ * own cost per request, which the other load on a shared machine disturbs far
+ * less than requests per second. undefined where /proc is missing.
+ */
+export function cpuMicros(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of stat (utime, stime), counted from after the command name.
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return (ticks * 1e6) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+const CLOCK_TICKS = 100; // sysconf(_SC_CLK_TCK) on Linux
+
+/** load() plus the server process's CPU microseconds per answered request. */
+export async function loadWithCpu(pid, opts) {
+  const before = cpuMicros(pid);
+  const r = await load(opts);
+  const after = cpuMicros(pid);
+  return { ...r, cpu_us: before === undefined || after === undefined || !r.total ? undefined : (after - before) / r.total };
 }

@@ -212,6 +212,11 @@ export function realmUrl(config: Config): string {
  */
 export function fakeEmailDomain(config: Config): string {
   const h = config.externalHost;
+  // Every presented user needs it: remember the answer for the last host and fallback.
+  if (h === lastFake.host && config.fakeEmailDomain === lastFake.fallback) return lastFake.domain;
   const host = h.startsWith('[') ? h.slice(0, h.indexOf(']') + 1) : h.split(':')[0]!;
-  return isValidEmailDomain(host) ? host : config.fakeEmailDomain;
+  const domain = isValidEmailDomain(host) ? host : config.fakeEmailDomain;
+  lastFake = { host: h, fallback: config.fakeEmailDomain, domain };
+  return domain;
 }
+let lastFake: { readonly host: string | undefined; readonly fallback: string | undefined; readonly domain: string } = { host: undefined, fallback: undefined, domain: '' };

@@ -53,15 +53,15 @@ export function registerRequestLogging(fastify: FastifyInstance, app: AppCtx, me
     done();
   });
   fastify.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    const route = req.routeOptions.url ?? 'unmatched';
+    // API routes note their pattern (server.ts); Request.routeOptions builds a new object on every read.
+    const r = req as { parleyRoute?: string; parleyUserId?: number };
+    const route = r.parleyRoute ?? req.routeOptions.url ?? 'unmatched';
     const ms = reply.elapsedTime;
-    metrics.observe(req.method, route, reply.statusCode, ms);
+    const status = reply.statusCode;
+    metrics.observe(req.method, route, status, ms);
     const log = app.log;
     if (log.isLevelEnabled('info')) {
-      log.info(
-        { reqId: req.id, method: req.method, route, status: reply.statusCode, ms: Math.round(ms * 100) / 100, userId: (req as { parleyUserId?: number }).parleyUserId },
-        'request',
-      );
+      log.info({ reqId: req.id, method: req.method, route, status, ms: Math.round(ms * 100) / 100, userId: r.parleyUserId }, 'request');
     }
     done();
   });

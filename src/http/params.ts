@@ -155,39 +155,61 @@ function decodeJson(name: string, raw: string, commaList: boolean): unknown {
   }
 }
 
-export function parseParams<P extends ParamDefs>(defs: P, src: ParamSource): Parsed<Infer<P>> {
-  const values: Record<string, unknown> = {};
+/**
+ * A parser for one endpoint's declarations, prepared once when the route is
+ * mounted: the declarations' names and aliases are listed up front, so a
+ * request allocates only its values (and, when some were sent, the ignored
+ * keys). The same answers as parseParams, in the same order of checks.
+ */
+export function paramParser<P extends ParamDefs>(defs: P): (src: ParamSource) => Parsed<Infer<P>> {
+  const entries = Object.entries(defs).map(([name, def]) => ({ name, def, names: [name, ...def.aliases] as readonly string[] }));
   const read = new Set<string>();
-  for (const [name, def] of Object.entries(defs)) {
-    if (def.inPath) {
-      const raw = src.path[name];
-      // Zulip's URL patterns only match digits for integer ids; anything else is an unknown URL.
-      if (raw === undefined || (def.wire === 'json' && !/^\d{1,15}$/.test(raw))) throw notFound();
-      // A NUL byte names nothing (and PostgreSQL refuses it in text): an unknown URL.
-      if (raw.includes('\0')) throw notFound();
-      values[name] = def.wire === 'json' ? Number(raw) : raw;
-      continue;
-    }
-    let key: string | undefined;
-    for (const candidate of [name, ...def.aliases]) {
-      if (candidate in src.body || candidate in src.query) {
-        if (key !== undefined) throw confusingArguments(key, candidate);
-        key = candidate;
+  for (const e of entries) if (!e.def.inPath) for (const n of e.names) read.add(n);
+  return (src) => {
+    const values: Record<string, unknown> = {};
+    for (let i = 0; i < entries.length; i++) {
+      const { name, def, names } = entries[i]!;
+      if (def.inPath) {
+        const raw = src.path[name];
+        // Zulip's URL patterns only match digits for integer ids; anything else is an unknown URL.
+        if (raw === undefined || (def.wire === 'json' && !/^\d{1,15}$/.test(raw))) throw notFound();
+        // A NUL byte names nothing (and PostgreSQL refuses it in text): an unknown URL.
+        if (raw.includes('\0')) throw notFound();
+        values[name] = def.wire === 'json' ? Number(raw) : raw;
+        continue;
       }
+      let key: string | undefined;
+      for (const candidate of names) {
+        if (candidate in src.body || candidate in src.query) {
+          if (key !== undefined) throw confusingArguments(key, candidate);
+          key = candidate;
+        }
+      }
+      if (key === undefined) {
+        if (def.required) throw missingArgument(name);
+        values[name] = def.defaultValue;
+        continue;
+      }
+      const raw = key in src.body ? src.body[key]! : src.query[key]!;
+      const decoded = def.wire === 'json' ? decodeJson(key, raw, def.commaList) : raw;
+      const result = def.schema.safeParse(decoded, { reportInput: true });
+      if (!result.success) throw badRequest(issueMessage(key, result.error.issues[0]!));
+      values[name] = result.data;
     }
-    for (const candidate of [name, ...def.aliases]) read.add(candidate);
-    if (key === undefined) {
-      if (def.required) throw missingArgument(name);
-      values[name] = def.defaultValue;
-      continue;
-    }
-    const raw = key in src.body ? src.body[key]! : src.query[key]!;
-    const decoded = def.wire === 'json' ? decodeJson(key, raw, def.commaList) : raw;
-    const result = def.schema.safeParse(decoded, { reportInput: true });
-    if (!result.success) throw badRequest(issueMessage(key, result.error.issues[0]!));
-    values[name] = result.data;
-  }
-  const ignored = new Set<string>();
-  for (const k of [...Object.keys(src.body), ...Object.keys(src.query)]) if (!read.has(k)) ignored.add(k);
-  return { values: values as Infer<P>, ignored: [...ignored].sort() };
+    return { values: values as Infer<P>, ignored: ignoredKeys(read, src) };
+  };
+}
+
+const NONE_IGNORED = Object.freeze([]) as unknown as string[];
+
+/** Sorted keys of the body and query string that no declaration read (shared empty list when none). */
+function ignoredKeys(read: ReadonlySet<string>, src: ParamSource): string[] {
+  let ignored: Set<string> | undefined;
+  for (const k in src.body) if (!read.has(k)) (ignored ??= new Set()).add(k);
+  for (const k in src.query) if (!read.has(k)) (ignored ??= new Set()).add(k);
+  return ignored ? [...ignored].sort() : NONE_IGNORED;
+}
+
+export function parseParams<P extends ParamDefs>(defs: P, src: ParamSource): Parsed<Infer<P>> {
+  return paramParser(defs)(src);
 }

@@ -5,7 +5,7 @@ import type { AppCtx } from '../domain/context.js';
 import { JsonableError, notFound, rateLimited } from '../domain/errors.js';
 import { authenticate, authenticateWebhook } from './auth.js';
 import type { AnyEndpoint, AuthedCtx, Method, PublicCtx, UploadedFile } from './endpoint.js';
-import { parseParams } from './params.js';
+import { paramParser, type ParamDefs } from './params.js';
 import { routes } from './routes.js';
 import { updateSettings } from './endpoints/settings.js';
 import { checkJsonCsrf, keepSessionAfterPasswordChange, registerSessionRoutes, requireSession, sessionOf, type SessionAuth } from './sessions.js';
@@ -76,14 +76,19 @@ function apiKeyOf(header: string): string {
   return decoded.slice(decoded.indexOf(':') + 1).trim();
 }
 
+/** The memoized caller for this header when it is still valid (see AuthMemo), without a promise. */
+function memoizedAuth(app: AppCtx, memo: Map<string, AuthMemo>, header: string | undefined): { caller: Caller; row: UserRow } | undefined {
+  if (header === undefined) return undefined;
+  const m = memo.get(header);
+  if (m === undefined) return undefined;
+  if (app.authCache.get(m.key) === m.row) return m.result;
+  memo.delete(header);
+  return undefined;
+}
+
 async function authenticateMemo(app: AppCtx, memo: Map<string, AuthMemo>, header: string | undefined): Promise<{ caller: Caller; row: UserRow }> {
-  if (header !== undefined) {
-    const m = memo.get(header);
-    if (m !== undefined) {
-      if (app.authCache.get(m.key) === m.row) return m.result;
-      memo.delete(header);
-    }
-  }
+  const hit = memoizedAuth(app, memo, header);
+  if (hit !== undefined) return hit;
   const result = await authenticate(app, header);
   const key = apiKeyOf(header!);
   const row = app.authCache.get(key);
@@ -102,11 +107,17 @@ export function sendError(reply: FastifyReply, err: JsonableError): FastifyReply
 /** POST /user_uploads under /api/v1 or the web app's /json mirror. */
 const isStagedUploadUrl = (url: string): boolean => /^\/(?:api\/v1|json)\/user_uploads\/?(?:\?|$)/.test(url);
 
+/** What flatten() gives for no fields: shared, never written to. */
+const NO_FIELDS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
 /** A form or multipart field may repeat; like Django's QueryDict[key], the last value wins. */
 function flatten(obj: unknown, files: UploadedFile[] | null): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (!obj || typeof obj !== 'object') return out;
-  for (const [k, v] of Object.entries(obj as Record<string, unknown>)) {
+  if (!obj || typeof obj !== 'object') return NO_FIELDS;
+  let out: Record<string, string> | undefined;
+  for (const k in obj as Record<string, unknown>) {
+    if (!Object.prototype.hasOwnProperty.call(obj, k)) continue;
+    out ??= {};
+    const v = (obj as Record<string, unknown>)[k];
     const items = Array.isArray(v) ? v : [v];
     for (const item of items) {
       if (typeof item === 'string') out[k] = item;
@@ -120,7 +131,7 @@ function flatten(obj: unknown, files: UploadedFile[] | null): Record<string, str
       }
     }
   }
-  return out;
+  return out ?? NO_FIELDS;
 }
 
 /** "ZulipPython/0.9.1 (Debian...)" -> "ZulipPython", as Zulip derives the message client. */
@@ -128,6 +139,36 @@ export function clientNameFromUserAgent(ua: string | undefined): string {
   if (!ua) return 'Unspecified';
   const m = /^([^\s/]+)\//.exec(ua);
   return m ? m[1]! : ua.split(/\s/)[0]!.slice(0, 30) || 'Unspecified';
+}
+
+/** clientNameFromUserAgent, remembered per User-Agent (a client sends the same one on every request). */
+const clientNames = new Map<string, string>();
+function clientNameOf(ua: string | undefined): string {
+  if (ua === undefined) return 'Unspecified';
+  let name = clientNames.get(ua);
+  if (name === undefined) {
+    name = clientNameFromUserAgent(ua);
+    if (clientNames.size >= 1000) clientNames.clear();
+    clientNames.set(ua, name);
+  }
+  return name;
+}
+
+/** Our per-request fields, declared on every Request (decorateRequest) so requests keep one shape. */
+interface ParleyRequest extends FastifyRequest {
+  parleyInHandler: boolean;
+  /** The route pattern, for the request log and metrics (logging.ts). */
+  parleyRoute: string | undefined;
+  parleyRawBody: Buffer | undefined;
+  parleyStaged: StagedFile[] | undefined;
+}
+
+/** The success body: the handler's fields after result and msg (the handler never returns those two). */
+function successBody(result: Record<string, unknown>, ignored: readonly string[]): string {
+  const fields = JSON.stringify(result);
+  let body = fields.length === 2 ? '{"result":"success","msg":""' : '{"result":"success","msg":"",' + fields.slice(1, -1);
+  if (ignored.length) body += ',"ignored_parameters_unsupported":' + JSON.stringify(ignored);
+  return body + '}\n';
 }
 
 // Long-polls are not counted: a client holds one open most of the time (Zulip exempts them too).
@@ -154,11 +195,16 @@ async function applyRateLimit(app: AppCtx, reply: FastifyReply, key: string, lim
 function mount(fastify: FastifyInstance, app: AppCtx, ep: AnyEndpoint, authMemo: Map<string, AuthMemo>, prefix: string): void {
   const limited = !RATE_LIMIT_EXEMPT.has(`${ep.method} ${ep.path}`);
   const viaSession = prefix === JSON_PREFIX;
+  const route = prefix + ep.path;
+  const parse = paramParser(ep.params as ParamDefs);
+  const { rateLimitPerUser, rateLimitPerIp } = app.config;
   fastify.route({
     method: ep.method,
-    url: prefix + ep.path,
-    handler: async (req: FastifyRequest, reply: FastifyReply) => {
-      (req as { parleyInHandler?: boolean }).parleyInHandler = true;
+    url: route,
+    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+      const req = request as ParleyRequest;
+      req.parleyInHandler = true;
+      req.parleyRoute = route;
       let session: SessionAuth | undefined;
       if (viaSession) {
         // Zulip answers a missing session before looking at CSRF (MissingAuthenticationError, then csrf_protect).
@@ -168,24 +214,28 @@ function mount(fastify: FastifyInstance, app: AppCtx, ep: AnyEndpoint, authMemo:
       const files: UploadedFile[] = [];
       const body = flatten(req.body, files);
       const query = flatten(req.query, null);
-      const rawBody = (req as { parleyRawBody?: Buffer }).parleyRawBody;
-      const base: PublicCtx = { app, req, reply, files, rawBody, clientName: viaSession ? 'website' : clientNameFromUserAgent(req.headers['user-agent']) };
-      let ctx: PublicCtx | AuthedCtx = base;
+      const rawBody = req.parleyRawBody;
+      const clientName = viaSession ? 'website' : clientNameOf(req.headers['user-agent']);
+      let ctx: PublicCtx | AuthedCtx;
       if (ep.auth === 'user') {
-        const { caller, row } = session ?? (await authenticateMemo(app, authMemo, req.headers.authorization));
+        const { caller, row } = session ?? memoizedAuth(app, authMemo, req.headers.authorization) ?? (await authenticateMemo(app, authMemo, req.headers.authorization));
         noteUser(req, caller.id);
-        ctx = { ...base, user: caller, userRow: row };
-        if (limited) await applyRateLimit(app, reply, `api:user:${caller.id}`, app.config.rateLimitPerUser);
+        ctx = { app, req, reply, files, rawBody, clientName, user: caller, userRow: row };
+        if (limited && rateLimitPerUser > 0) await applyRateLimit(app, reply, `api:user:${caller.id}`, rateLimitPerUser);
       } else if (ep.auth === 'webhook') {
         const { caller, row } = await authenticateWebhook(app, query.api_key ?? body.api_key, req.headers.authorization);
         noteUser(req, caller.id);
-        ctx = { ...base, user: caller, userRow: row };
-        if (limited) await applyRateLimit(app, reply, `api:user:${caller.id}`, app.config.rateLimitPerUser);
-      } else if (limited) {
-        await applyRateLimit(app, reply, `api:ip:${req.ip}`, app.config.rateLimitPerIp);
+        ctx = { app, req, reply, files, rawBody, clientName, user: caller, userRow: row };
+        if (limited && rateLimitPerUser > 0) await applyRateLimit(app, reply, `api:user:${caller.id}`, rateLimitPerUser);
+      } else {
+        ctx = { app, req, reply, files, rawBody, clientName };
+        if (limited && rateLimitPerIp > 0) await applyRateLimit(app, reply, `api:ip:${req.ip}`, rateLimitPerIp);
       }
-      if (ep.guard) await ep.guard(ctx as never);
-      const parsed = parseParams(ep.params, { body, query, path: (req.params ?? {}) as Record<string, string> });
+      if (ep.guard) {
+        const guarded = ep.guard(ctx as never);
+        if (guarded !== undefined) await guarded;
+      }
+      const parsed = parse({ body, query, path: (req.params ?? NO_FIELDS) as Record<string, string> });
       const result = await ep.handler(ctx as never, parsed.values);
       if (session && ep === updateSettings && parsed.values.new_password !== undefined) await keepSessionAfterPasswordChange(app, session);
       if (result instanceof PollAnswer) {
@@ -196,9 +246,7 @@ function mount(fastify: FastifyInstance, app: AppCtx, ep: AnyEndpoint, authMemo:
         return sendSuccessRaw(reply, body + '}\n');
       }
       if ('raw' in result && result.raw === true) return reply;
-      const out: Record<string, unknown> = { result: 'success', msg: '', ...result };
-      if (parsed.ignored.length) out.ignored_parameters_unsupported = parsed.ignored;
-      return sendSuccessRaw(reply, JSON.stringify(out) + '\n');
+      return sendSuccessRaw(reply, successBody(result, parsed.ignored));
     },
   });
 }
@@ -222,12 +270,19 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
     },
   });
 
+  // Per-request fields on every Request from the start, so requests keep one shape (V8 hidden class).
+  fastify.decorateRequest('parleyInHandler', false);
+  fastify.decorateRequest('parleyRoute', undefined);
+  fastify.decorateRequest('parleyUserId', undefined);
+  fastify.decorateRequest('parleyRawBody', undefined);
+  fastify.decorateRequest('parleyStaged', undefined);
+
   // Zulip reads parameters only from form and multipart bodies; any other body
   // (JSON, text) is accepted and ignored rather than rejected.
   fastify.removeAllContentTypeParsers();
   // The raw bytes are kept for incoming webhooks, whose payload is the JSON body itself.
   fastify.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body, done) => {
-    (req as { parleyRawBody?: Buffer }).parleyRawBody = body as Buffer;
+    (req as ParleyRequest).parleyRawBody = body as Buffer;
     done(null, undefined);
   });
   await fastify.register(formbody, { bodyLimit: BODY_LIMIT });
@@ -239,7 +294,7 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
       // other uploads (avatars, emoji) are small and read into memory.
       if (isStagedUploadUrl(this.url)) {
         const staged = await stageStream(app.config.dataDir, part.file);
-        ((this as { parleyStaged?: StagedFile[] }).parleyStaged ??= []).push(staged);
+        ((this as ParleyRequest).parleyStaged ??= []).push(staged);
         (part as unknown as { _staged: StagedFile })._staged = staged;
         return;
       }
@@ -247,12 +302,14 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
     },
   });
   // Temporary upload files never outlive their request, whatever happened to it.
-  const dropStaged = async (req: FastifyRequest): Promise<void> => {
-    const staged = (req as { parleyStaged?: StagedFile[] }).parleyStaged;
-    if (staged?.length) await discardStaged(staged.splice(0));
+  // A callback hook (no promise) since nearly every request has none.
+  const dropStaged = (req: FastifyRequest, _reply: FastifyReply, done: () => void): void => {
+    const staged = (req as ParleyRequest).parleyStaged;
+    if (!staged?.length) return done();
+    discardStaged(staged.splice(0)).then(() => done(), () => done());
   };
   fastify.addHook('onResponse', dropStaged);
-  fastify.addHook('onRequestAbort', dropStaged);
+  fastify.addHook('onRequestAbort', (req, done) => dropStaged(req, undefined as never, done));
 
   // One JSON log line per request, request metrics, and GET /metrics (outside /api/v1).
   const metrics = new Metrics(app);
@@ -313,7 +370,7 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
     // PostgreSQL refuses NUL bytes and invalid UTF-8 in text (22021, 22P05): the
     // client sent a string no column can hold, which is a bad request, not a crash.
     if (e.code === '22021' || e.code === '22P05') return sendError(reply, new JsonableError('Invalid characters in request', { status: 400 }));
-    const beforeHandler = !(req as { parleyInHandler?: boolean }).parleyInHandler;
+    const beforeHandler = !(req as ParleyRequest).parleyInHandler;
     if ((typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) || beforeHandler) {
       // Malformed bodies and headers the framework refused (anything failing before the
       // handler runs is request parsing, e.g. truncated multipart): a client error, not a crash.

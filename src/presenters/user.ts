@@ -80,8 +80,16 @@ export function avatarUrlForClient(u: UserRow, clientGravatar: boolean, medium =
 
 /** ISO 8601 with minute precision and an explicit UTC offset, as Zulip formats date_joined. */
 export function isoMinutes(unixSeconds: number): string {
-  return new Date(unixSeconds * 1000).toISOString().slice(0, 16) + '+00:00';
+  let text = isoMinutesSeen.get(unixSeconds);
+  if (text === undefined) {
+    text = new Date(unixSeconds * 1000).toISOString().slice(0, 16) + '+00:00';
+    if (isoMinutesSeen.size >= 20_000) isoMinutesSeen.clear();
+    isoMinutesSeen.set(unixSeconds, text);
+  }
+  return text;
 }
+/** date_joined of every presented user (realm_users of each /register): formatted once per value. */
+const isoMinutesSeen = new Map<number, string>();
 
 /** A user as GET /users, /register (realm_users) and realm_user events present it. */
 export function presentUser(u: UserRow, view: UserView): Record<string, unknown> {

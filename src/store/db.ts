@@ -95,8 +95,30 @@ export function openStore(opts: StoreOptions): Store {
     },
   };
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), log, plugins });
+  // Prepared reads (store/prepared.ts) may run straight on the connection, counted like any statement.
+  directReaders.set(db, (sql, parameters) => {
+    // Inside a transaction (which holds Kysely's connection across awaits) a read would see its
+    // uncommitted writes: the caller goes through Kysely instead and waits its turn.
+    if (sqlite.inTransaction) return undefined;
+    const started = performance.now();
+    try {
+      return database.prepare(sql).all(parameters as unknown[]);
+    } finally {
+      stats.queries++;
+      stats.queryMs += performance.now() - started;
+    }
+  });
   return { db, dialect: 'sqlite', stats, userWrites, close: () => db.destroy() };
 }
+
+/**
+ * For SQLite handles: runs a read statement synchronously on the connection,
+ * outside Kysely's executor (its connection mutex, logger and plugin chain
+ * cost more than a small indexed read itself), or answers undefined when it
+ * cannot (a transaction is open). PostgreSQL handles have none.
+ */
+export type DirectReader = (sql: string, parameters: readonly unknown[]) => unknown[] | undefined;
+export const directReaders = new WeakMap<Db, DirectReader>();
 
 class StaticProvider implements MigrationProvider {
   constructor(private readonly all: Record<string, Migration>) {}

@@ -39,6 +39,11 @@ function cacheFor(app: AppCtx): Cache {
   return cache;
 }
 
+/** The cached profile_data of a user, if this process has it (no promise: GET /users/me's fast path). */
+export function cachedOwnProfileData(app: AppCtx, userId: number): ProfileData | undefined {
+  return cacheFor(app).data.get(userId);
+}
+
 export async function ownProfileData(app: AppCtx, realmId: number, userId: number): Promise<ProfileData> {
   const cache = cacheFor(app);
   const hit = cache.data.get(userId);

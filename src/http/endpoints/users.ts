@@ -33,7 +33,7 @@ import { endpoint, type AuthedCtx } from '../endpoint.js';
 import { p } from '../params.js';
 import { maxMessageIdForUser, realmDomains } from '../../state/user-extras.js';
 import { profileDataByUser } from '../../store/profile-fields.js';
-import { ownProfileData } from '../../domain/access/profile-data.js';
+import { cachedOwnProfileData, ownProfileData } from '../../domain/access/profile-data.js';
 import { adminProfileDataSchema, checkAdminProfileData } from './profile-fields.js';
 
 export const requireAdmin = ({ user }: AuthedCtx): void => {
@@ -87,10 +87,11 @@ export const getOwnUser = endpoint({
   params: {},
   handler: async (ctx) => {
     // The row read (or cached) during authentication is current: the cache drops on any user write.
+    const me = ctx.userRow;
+    const out = presentUser(me, { viewerId: me.id, viewerRole: me.role, fakeEmailDomain: fakeEmailDomain(ctx.app.config), clientGravatar: false, includeCustomProfileFields: false });
     // Zulip's GET /users/me includes the caller's own custom profile field values (cached: see ownProfileData).
-    const out = presentUser(ctx.userRow, await view(ctx, false, false));
-    if (!ctx.userRow.is_bot) out.profile_data = await ownProfileData(ctx.app, ctx.user.realmId, ctx.user.id);
-    out.max_message_id = await maxMessageIdForUser(ctx.app, ctx.user.id);
+    if (!me.is_bot) out.profile_data = cachedOwnProfileData(ctx.app, me.id) ?? (await ownProfileData(ctx.app, ctx.user.realmId, me.id));
+    out.max_message_id = await maxMessageIdForUser(ctx.app, me.id);
     return out;
   },
 });

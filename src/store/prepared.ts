@@ -1,0 +1,48 @@
+import type { CompiledQuery, Compilable } from 'kysely';
+import { directReaders, type Db, type DirectReader } from './db.js';
+import type { TxDb } from '../domain/context.js';
+
+type AnyDb = Db | TxDb;
+
+/**
+ * A query that Kysely builds and compiles once per database handle, then runs
+ * with each call's arguments: the builder's immutable nodes and the compiler
+ * are most of what a small query costs in Kysely (about 25 of the 40
+ * microseconds of GET /users/me's one statement, docs/performance.md). A
+ * read on SQLite outside a transaction then runs straight on the connection
+ * (store/db.ts directReaders), counted like any statement; anything else
+ * (PostgreSQL, a transaction, a write) goes through Kysely's executor.
+ *
+ * `build` receives placeholder arguments (distinct sentinel numbers) and must
+ * pass each, unchanged, to the builder as a parameter value; every call's
+ * arguments take their places. SQLite and PostgreSQL compile differently, so
+ * the compiled form is kept per handle.
+ */
+export function prepared<R, A extends readonly number[]>(arity: A['length'], build: (db: AnyDb, ...args: A) => Compilable<R>): (db: AnyDb, ...args: A) => Promise<R[]> {
+  const placeholders = Array.from({ length: arity }, (_, i) => SENTINEL - i) as unknown as A;
+  type Entry = { query: CompiledQuery<R>; slots: number[]; direct: DirectReader | undefined };
+  const compiled = new WeakMap<AnyDb, Entry>();
+  const compile = (db: AnyDb): Entry => {
+    const query = build(db, ...placeholders).compile();
+    // For each parameter of the compiled statement: the argument it is (index), or -1 for a constant.
+    const slots = query.parameters.map((p) => (typeof p === 'number' && p <= SENTINEL && p > SENTINEL - arity ? SENTINEL - p : -1));
+    const used = new Set(slots.filter((i) => i >= 0));
+    if (used.size !== arity) throw new Error(`prepared(): ${arity - used.size} argument(s) not found among the parameters of ${query.sql}`);
+    // A read on a SQLite handle (not a transaction) may skip Kysely's executor (store/db.ts).
+    const direct = query.query.kind === 'SelectQueryNode' ? directReaders.get(db as Db) : undefined;
+    const entry = { query, slots, direct };
+    compiled.set(db, entry);
+    return entry;
+  };
+  return async (db, ...args) => {
+    const { query, slots, direct } = compiled.get(db) ?? compile(db);
+    const parameters = new Array<unknown>(slots.length);
+    for (let i = 0; i < slots.length; i++) parameters[i] = slots[i]! >= 0 ? args[slots[i]!] : query.parameters[i];
+    const rows = direct?.(query.sql, parameters);
+    if (rows !== undefined) return rows as R[];
+    return (await db.executeQuery<R>({ query: query.query, queryId: query.queryId, sql: query.sql, parameters })).rows;
+  };
+}
+
+/** Placeholders are SENTINEL, SENTINEL - 1, ...: numbers no id, count or limit is. */
+const SENTINEL = -7_300_917_000;
