@@ -68,7 +68,7 @@ export function startCheckpointer(sqlite: SQLite.Database, file: string): Checkp
     w.unref();
     worker = w;
     w.once('message', () => {
-      if (stopped || worker !== w) return;
+      if (stopped || worker !== w || !sqlite.open) return;
       sqlite.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
     });
     const gone = (): void => {
@@ -81,6 +81,7 @@ export function startCheckpointer(sqlite: SQLite.Database, file: string): Checkp
   const watch = setInterval(() => {
     if (starting) return clearInterval(watch);
     fs.stat(file + '-wal', (err, st) => {
+      if (!sqlite.open) return clearInterval(watch);
       if (!err && !starting && !stopped && st.size >= START_BYTES) {
         clearInterval(watch);
         start();
