@@ -82,6 +82,12 @@ export async function bulkInsertChannelMessages(server, { channelId, senderId, r
           edit_history: null,
         });
       }
+      // better-sqlite3 runs each batch synchronously: yield to the event loop between
+      // batches, or this process never sees the server close its idle keep-alive
+      // sockets (Fastify: after 72 s) and the first request after a long load goes
+      // out on a dead socket ("other side closed": the 1M search run failed so,
+      // though the server was alive).
+      await new Promise((r) => setImmediate(r));
       await db.transaction().execute(async (tx) => {
         const ids = (await tx.insertInto('messages').values(rows).returning('id').execute()).map((r) => r.id);
         const ums = [];

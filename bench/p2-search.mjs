@@ -5,6 +5,7 @@
 // everywhere: each is in a few percent of messages, both together in ~0.1%.
 // Target (performance.md): p99 <= 50 ms at 1M. Latency is read at a fixed rate.
 //   node bench/p2-search.mjs     (BENCH_SEARCH_SIZE=1000000 BENCH_STORE=sqlite|postgres BENCH_RUNS=3 BENCH_DURATION=5 BENCH_RATE=20)
+import fs from 'node:fs';
 import { load, median, record, startParley, table } from './lib.mjs';
 import { bulkInsertChannelMessages, createChannel, freshPgDatabase, ownerId } from './messages-lib.mjs';
 
@@ -39,6 +40,19 @@ const QUERY = `${VOCAB[5]} ${VOCAB[12]}`;
 
 const pg = STORE === 'postgres' ? await freshPgDatabase() : undefined;
 const server = await startParley({ PARLEY_PASSWORD_HASH_COST: 'fast', ...(pg ? { PARLEY_DATABASE_URL: pg.url } : {}) });
+// If the server dies (it did once at 1M), say how: exit code or signal, and its last resident size.
+let lastRss = 0;
+const rssTimer = setInterval(() => {
+  try {
+    lastRss = Number(fs.readFileSync(`/proc/${server.child.pid}/statm`, 'utf8').split(' ')[1]) * 4096;
+  } catch {
+    /* gone, or not Linux */
+  }
+}, 500);
+server.child.on('exit', (code, signal) => {
+  if (!stopping) console.error(`server exited unexpectedly: code ${code}, signal ${signal}, last RSS ${Math.round(lastRss / 2 ** 20)} MB`);
+});
+let stopping = false;
 try {
   const me = await ownerId(server);
   const channelId = await createChannel(server, 'bench', [me]);
@@ -68,6 +82,8 @@ try {
   console.log('target: p99 <= 50 ms at 1M');
   record(`P2_search_${STORE}`, r);
 } finally {
+  stopping = true;
+  clearInterval(rssTimer);
   await server.stop();
   await pg?.drop();
 }

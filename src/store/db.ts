@@ -8,6 +8,7 @@ import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import type { Dialect } from './migrations/helpers.js';
 import { WriteWatchPlugin } from './write-watch.js';
+import { startCheckpointer } from './sqlite-checkpointer.js';
 
 export type Db = Kysely<Database>;
 export type { Dialect };
@@ -108,7 +109,13 @@ export function openStore(opts: StoreOptions): Store {
       stats.queryMs += performance.now() - started;
     }
   });
-  return { db, dialect: 'sqlite', stats, userWrites, close: () => db.destroy() };
+  // WAL checkpoints in a worker thread once the WAL grows (sqlite-checkpointer.ts).
+  const checkpointer = file === ':memory:' ? undefined : startCheckpointer(sqlite, file);
+  const close = async (): Promise<void> => {
+    await checkpointer?.stop();
+    await db.destroy();
+  };
+  return { db, dialect: 'sqlite', stats, userWrites, close };
 }
 
 /**

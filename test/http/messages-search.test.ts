@@ -64,6 +64,19 @@ describe('GET /messages: the search operator', () => {
     expect(await search('hamlet', [{ operator: 'search', operand: 'run' }], 2).then((b) => b.messages.map((m: any) => m.id))).toEqual([ids.runs, ids.dmHamlet]);
   });
 
+  it('pages from any anchor, both ways (SQLite walks the full-text index from the anchor)', async () => {
+    const page = async (anchor: unknown, before: number, after: number): Promise<{ ids: number[]; found: boolean }> => {
+      const b = expectSuccess(await t.get('/messages', { anchor, num_before: before, num_after: after, narrow: [{ operator: 'search', operand: 'run' }] }, 'hamlet'));
+      return { ids: b.messages.map((m: any) => m.id), found: b.found_anchor };
+    };
+    expect(await page(ids.running, 1, 1)).toEqual({ ids: [ids.run, ids.running, ids.runs], found: true });
+    expect(await page(ids.runs, 0, 0)).toEqual({ ids: [ids.runs], found: true });
+    expect(await page('oldest', 0, 2)).toEqual({ ids: [ids.run, ids.running], found: false });
+    // An anchor that is not a match: the neighbours on each side, no anchor.
+    expect(await page(ids.fox1, 2, 1)).toEqual({ ids: [ids.running, ids.runs, ids.dmHamlet], found: false });
+    expect(await page(ids.dmHamlet + 1000, 0, 5)).toEqual({ ids: [], found: false });
+  });
+
   it('combines with other operators, and with a negated search', async () => {
     expect(await found('hamlet', 'run', [{ operator: 'channel', operand: 'Denmark' }])).toEqual([ids.run, ids.running]);
     expect(await found('hamlet', 'run', [{ operator: 'sender', operand: 'iago@zulip.com' }])).toEqual([ids.runs]);
