@@ -16,8 +16,12 @@ function recipientKey(m: Message, me: number): string {
   return m.type === 'stream' ? `s:${m.stream_id}:${m.subject.toLowerCase()}` : `d:${dmKey(dmPeers(m, me))}`;
 }
 
+let dateFormat: Intl.DateTimeFormat | undefined;
+
 function RecipientBar({ m, s }: { m: Message; s: State }) {
-  const date = new Date(m.timestamp * 1000).toLocaleDateString([], { month: 'short', day: 'numeric', year: 'numeric' });
+  // One formatter for all bars (toLocaleDateString builds a new one per call).
+  dateFormat ??= new Intl.DateTimeFormat([], { month: 'short', day: 'numeric', year: 'numeric' });
+  const date = dateFormat.format(m.timestamp * 1000);
   if (m.type === 'stream') {
     const sub = s.subs.get(m.stream_id!);
     const name = typeof m.display_recipient === 'string' ? m.display_recipient : channelName(s, m.stream_id);
