@@ -34,13 +34,21 @@ function initials(name: string): string {
 }
 
 /** Only images of our own origin load (the page's CSP blocks others, e.g. gravatar); others show initials. */
+// Parsing a URL per avatar per render showed in profiles of the feed's first paint;
+// the answer per URL is kept (one entry per distinct avatar URL).
+const sameOriginSeen = new Map<string, boolean>();
 function sameOrigin(url: string | null | undefined): url is string {
   if (!url) return false;
-  try {
-    return new URL(url, location.href).origin === location.origin;
-  } catch {
-    return false;
+  let ok = sameOriginSeen.get(url);
+  if (ok === undefined) {
+    try {
+      ok = new URL(url, location.href).origin === location.origin;
+    } catch {
+      ok = false;
+    }
+    sameOriginSeen.set(url, ok);
   }
+  return ok;
 }
 
 export function Avatar({ url, name, size = 36 }: { url: string | null | undefined; name: string; size?: number }) {
