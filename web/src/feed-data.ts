@@ -28,11 +28,15 @@ export interface Feed {
   noAutoRead?: boolean;
   /** Live messages of this narrow that arrived while the first page was loading. */
   live?: number[];
+  /** The older part of the first page, rendered only after the newest part has been painted. */
+  held?: number[];
 }
 
 export const feedBox: { f: Feed | null } = { f: null };
 let abort: AbortController | null = null;
 const PAGE = 60;
+/** Messages of the first page rendered before the first paint (more than a screenful). */
+const FIRST_PAINT = 20;
 
 interface MessagesResponse {
   messages: Message[];
@@ -104,6 +108,13 @@ export async function openFeed(narrow: NarrowTerm[], near?: number, prefetch = f
       if (extra.length) f.ids = [...f.ids, ...extra].sort((a, b) => a - b);
     }
     f.live = undefined;
+    // The newest messages are painted first; the rest of the page follows a frame later
+    // (as if scrolled back to), so that the first paint lays out a screenful, not 60.
+    if (near === undefined && f.ids.length > FIRST_PAINT) {
+      f.held = f.ids.slice(0, f.ids.length - FIRST_PAINT);
+      f.ids = f.ids.slice(f.held.length);
+      requestAnimationFrame(() => setTimeout(() => releaseHeld(f)));
+    }
   } catch (e) {
     if ((e as Error).name === 'AbortError') return;
     if (prefetch) {
@@ -142,8 +153,16 @@ export function refreshFeed(): void {
   if (f) void openFeed(f.narrow, f.near);
 }
 
+function releaseHeld(f: Feed): void {
+  if (feedBox.f !== f || !f.held) return;
+  f.ids = [...f.held, ...f.ids];
+  f.held = undefined;
+  changed();
+}
+
 export async function loadOlder(): Promise<void> {
   const f = feedBox.f;
+  if (f?.held) return releaseHeld(f);
   if (!f || f.loading || f.loadingOlder || f.foundOldest || f.ids.length === 0) return;
   f.loadingOlder = true;
   changed();
