@@ -16,8 +16,12 @@ function recipientKey(m: Message, me: number): string {
   return m.type === 'stream' ? `s:${m.stream_id}:${m.subject.toLowerCase()}` : `d:${dmKey(dmPeers(m, me))}`;
 }
 
+let dateFormat: Intl.DateTimeFormat | undefined;
+
 function RecipientBar({ m, s }: { m: Message; s: State }) {
-  const date = new Date(m.timestamp * 1000).toLocaleDateString([], { month: 'short', day: 'numeric', year: 'numeric' });
+  // One formatter for all bars (toLocaleDateString builds a new one per call).
+  dateFormat ??= new Intl.DateTimeFormat([], { month: 'short', day: 'numeric', year: 'numeric' });
+  const date = dateFormat.format(m.timestamp * 1000);
   if (m.type === 'stream') {
     const sub = s.subs.get(m.stream_id!);
     const name = typeof m.display_recipient === 'string' ? m.display_recipient : channelName(s, m.stream_id);
@@ -130,7 +134,7 @@ export function Feed() {
   useEffect(() => {
     const el = scroller.current;
     if (!el || !f || f.loading || f.error || f.pageFailed || el.scrollHeight > el.clientHeight + 10) return;
-    if (!f.foundOldest) void loadOlder();
+    if (!f.foundOldest || f.held) void loadOlder();
     else if (!f.foundNewest) void loadNewer();
   });
 
@@ -216,7 +220,7 @@ export function Feed() {
 
   return (
     <div class="feed" ref={scroller} onScroll={onScroll} onClick={onContentClick} role="log" aria-label={`Messages: ${describeNarrow(s, f.narrow)}`} aria-busy={f.loading} data-testid="feed">
-      {!f.loading && (f.foundOldest ? <p class="feed-edge">{f.ids.length ? 'This is the beginning of the conversation.' : ''}</p> : <p class="feed-edge">{f.loadingOlder ? 'Loading older messages…' : ''}</p>)}
+      {!f.loading && (f.foundOldest && !f.held ? <p class="feed-edge">{f.ids.length ? 'This is the beginning of the conversation.' : ''}</p> : <p class="feed-edge">{f.loadingOlder ? 'Loading older messages…' : ''}</p>)}
       {f.loading && <p class="feed-edge" role="status">Loading messages…</p>}
       {f.error && <p class="feed-error" role="alert">{f.error}</p>}
       {!f.loading && !f.error && f.ids.length === 0 && <p class="feed-empty" data-testid="feed-empty">No messages here yet.</p>}

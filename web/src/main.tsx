@@ -40,6 +40,8 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, setSignedOutHandler } from './api';
 import { start, stop } from './events';
+import { closeGap, openFeed } from './feed-data';
+import { hashToRoute } from './narrow';
 import { App } from './app';
 import { LoginPage } from './login';
 import { store, useStoreVersion } from './store';
@@ -55,10 +57,19 @@ function Root() {
 
   async function boot() {
     setPhase({ name: 'loading' });
+    // A feed link (#feed, #narrow/... by ids) needs nothing of /register to fetch its first
+    // page: that request starts now, alongside /register, instead of after it. A link that
+    // names channels or users by name waits for /register to resolve them.
+    const early = hashToRoute(location.hash);
+    const prefetched =
+      early?.view === 'feed' && early.narrow.every((t) => !((t.operator === 'channel' || t.operator === 'sender') && typeof t.operand === 'string'))
+        ? openFeed(early.narrow, early.near, true)
+        : undefined;
     try {
       await start(routeFromLocation());
       setPhase({ name: 'app' });
       show(routeFromLocation());
+      if (prefetched) void prefetched.then(() => closeGap(store.s?.realm.max_message_id as number | undefined));
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) setPhase({ name: 'login' });
       else setPhase({ name: 'error', msg: (e as { msg?: string }).msg ?? String(e) });

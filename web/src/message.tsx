@@ -11,8 +11,22 @@ import { EmojiPicker, reactionBody, toggleReaction } from './picker';
 import { names, openCompose, ui } from './ui';
 import type { Message, Reaction } from './types';
 
+// Date.prototype.toLocale*String builds a new Intl.DateTimeFormat on every call (tens of
+// microseconds each, several per message per render); the formatters are built once.
+const timeFormats = new Map<boolean, Intl.DateTimeFormat>();
+let fullFormat: Intl.DateTimeFormat | undefined;
+
+/** The time of day, as toLocaleTimeString([], { hour: 'numeric', minute: '2-digit', hour12: !h24 }) gives it. */
 export function formatTime(ts: number, h24: boolean): string {
-  return new Date(ts * 1000).toLocaleTimeString([], { hour: 'numeric', minute: '2-digit', hour12: !h24 });
+  let f = timeFormats.get(h24);
+  if (!f) timeFormats.set(h24, (f = new Intl.DateTimeFormat([], { hour: 'numeric', minute: '2-digit', hour12: !h24 })));
+  return f.format(ts * 1000);
+}
+
+/** Date and time, as toLocaleString() with no arguments gives it. */
+export function formatFull(ts: number): string {
+  fullFormat ??= new Intl.DateTimeFormat([], { year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+  return fullFormat.format(ts * 1000);
 }
 
 function initials(name: string): string {
@@ -20,13 +34,21 @@ function initials(name: string): string {
 }
 
 /** Only images of our own origin load (the page's CSP blocks others, e.g. gravatar); others show initials. */
+// Parsing a URL per avatar per render showed in profiles of the feed's first paint;
+// the answer per URL is kept (one entry per distinct avatar URL).
+const sameOriginSeen = new Map<string, boolean>();
 function sameOrigin(url: string | null | undefined): url is string {
   if (!url) return false;
-  try {
-    return new URL(url, location.href).origin === location.origin;
-  } catch {
-    return false;
+  let ok = sameOriginSeen.get(url);
+  if (ok === undefined) {
+    try {
+      ok = new URL(url, location.href).origin === location.origin;
+    } catch {
+      ok = false;
+    }
+    sameOriginSeen.set(url, ok);
   }
+  return ok;
 }
 
 export function Avatar({ url, name, size = 36 }: { url: string | null | undefined; name: string; size?: number }) {
@@ -270,7 +292,7 @@ export function MessageRow({ m, showSender, selected }: { m: Message; showSender
   const cls = ['msg', unread ? 'unread' : '', selected ? 'selected' : '', mentioned ? 'mentioned' : '', showSender ? '' : 'cont'].join(' ');
   const avatarUrl = s.users.get(m.sender_id)?.avatar_url ?? m.avatar_url;
   const h24 = s.settings.twenty_four_hour_time;
-  const full = new Date(m.timestamp * 1000).toLocaleString();
+  const full = formatFull(m.timestamp);
   return (
     <article
       class={cls}
@@ -311,7 +333,7 @@ export function MessageRow({ m, showSender, selected }: { m: Message; showSender
           <div class={m.is_me_message ? 'content me' : 'content'} ref={ref} data-testid="message-content" dangerouslySetInnerHTML={{ __html: m.content }} />
         )}
         <div class="markers">
-          {m.last_edit_timestamp !== undefined && <span class="marker" title={`Edited ${new Date(m.last_edit_timestamp * 1000).toLocaleString()}`} data-testid="edited">(edited)</span>}
+          {m.last_edit_timestamp !== undefined && <span class="marker" title={`Edited ${formatFull(m.last_edit_timestamp)}`} data-testid="edited">(edited)</span>}
           {m.last_moved_timestamp !== undefined && m.last_edit_timestamp === undefined && <span class="marker" data-testid="moved">(moved)</span>}
           {m.flags.includes('starred') && <span class="marker star" aria-label="Starred" data-testid="starred">★</span>}
           {unread && <span class="sr-only">Unread</span>}

@@ -143,19 +143,35 @@ export function channelName(s: State, id: number | undefined): string {
 }
 
 /** Unread counts derived from the unread map (cheap: one pass over unread ids). */
-export function unreadCounts(s: State): {
+export interface UnreadCounts {
   total: number;
   byStream: Map<number, number>;
   byTopic: Map<string, number>;
   byDm: Map<string, number>;
   dmTotal: number;
   mentions: number;
-} {
+}
+
+// The counts walk every unread message (10,000 of them in W1's realm) and were computed by
+// the header and the sidebar on every render: they are computed once per store version
+// (every change of the unread set goes through changed(), which bumps the version).
+let countsCache: { s: State; version: number; counts: UnreadCounts } | undefined;
+
+export function unreadCounts(s: State): UnreadCounts {
+  const c = countsCache;
+  if (c && c.s === s && c.version === version) return c.counts;
+  const counts = computeUnreadCounts(s);
+  countsCache = { s, version, counts };
+  return counts;
+}
+
+function computeUnreadCounts(s: State): UnreadCounts {
   const byStream = new Map<number, number>();
   const byTopic = new Map<string, number>();
   const byDm = new Map<string, number>();
   let total = 0;
   let dmTotal = 0;
+  const mutedTopics = new Map<string, boolean>();
   for (const info of s.unread.values()) {
     if (info.kind === 'dm') {
       byDm.set(info.key, (byDm.get(info.key) ?? 0) + 1);
@@ -163,8 +179,12 @@ export function unreadCounts(s: State): {
       total++;
     } else {
       const tk = userTopicKey(info.stream_id, info.topic);
-      byTopic.set(tk, (byTopic.get(tk) ?? 0) + 1);
-      if (!isTopicMuted(s, info.stream_id, info.topic)) {
+      const n = byTopic.get(tk);
+      byTopic.set(tk, (n ?? 0) + 1);
+      // Muting is per topic: asked once per topic, then read back from mutedTopics.
+      let muted = mutedTopics.get(tk);
+      if (muted === undefined) mutedTopics.set(tk, (muted = isTopicMuted(s, info.stream_id, info.topic)));
+      if (!muted) {
         byStream.set(info.stream_id, (byStream.get(info.stream_id) ?? 0) + 1);
         total++;
       }
