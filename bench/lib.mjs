@@ -25,7 +25,9 @@ export async function startParley(env = {}) {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-'));
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js')], {
+  // BENCH_SERVER_NODE_ARGS: extra node flags for the server only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist/src/main.js')], {
     // Rate limits are per user (200/min by default): one benchmark user would measure 429s.
     env: {
       ...process.env,

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { QueueDescriptor } from './delivery.js';
-import type { AckResult, AppendResult, QueuedEvent, QueueListener, QueueStore, SerializedQueue } from './queue-store.js';
+import { eventJsonWithoutId, type AckResult, type AppendResult, type QueuedEvent, type QueueListener, type QueueStore, type SerializedQueue } from './queue-store.js';
 import type { ParleyEvent } from './types.js';
 
 /**
@@ -9,7 +9,9 @@ import type { ParleyEvent } from './types.js';
  *
  *   P q:<id>      hash  d (descriptor JSON), n (next event id), p (newest pruned id),
  *                       l (last connection, ms), t (timeout, s), u (user id), r (realm id), w (1 if watcher)
- *   P e:<id>      list  "<id>:<event JSON>", oldest first; ids are consecutive,
+ *   P e:<id>      list  "<id>;<event JSON>" (the event has no `id` key of its own, so
+ *                       its wire form is the JSON with `"id":<id>` spliced in, no parsing) or
+ *                       "<id>:<event JSON>" (any event); oldest first; ids are consecutive,
  *                       from p+1 to n-1, so acknowledging is one LTRIM
  *   P u:<user>    set   queue ids of a user
  *   P w:<realm>   set   queue ids of a realm that watch all public channels or a narrow
@@ -47,7 +49,7 @@ for k = 0, nq - 1 do
     else
       local n = tonumber(meta[1])
       local items = {}
-      for j = 1, #list do items[j] = (n + j - 1) .. ':' .. payloads[list[j]] end
+      for j = 1, #list do items[j] = (n + j - 1) .. payloads[list[j]] end
       redis.call('RPUSH', ek, unpack(items))
       redis.call('HSET', qk, 'n', n + #list)
       grown[#grown + 1] = id
@@ -140,9 +142,36 @@ function defineScripts(r: Redis): Scripted {
 
 const isWatcher = (d: QueueDescriptor): boolean => d.allPublicStreams || d.narrow.length > 0;
 
+/** An event as stored after its id: ";<JSON>" when its wire form is the JSON with the id spliced in, else ":<JSON>". */
+function payloadOf(e: ParleyEvent): string {
+  const json = eventJsonWithoutId(e);
+  return json === null ? ':' + JSON.stringify(e) : ';' + json;
+}
+
+/** Index of the separator after the id (the first character that is not a digit or minus sign). */
+function sepIndex(raw: string): number {
+  let i = 0;
+  for (; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c === 58 /* : */ || c === 59 /* ; */) break;
+  }
+  return i;
+}
+
 function parseEntry(raw: string): QueuedEvent {
-  const colon = raw.indexOf(':');
-  return { id: Number(raw.slice(0, colon)), event: JSON.parse(raw.slice(colon + 1)) as ParleyEvent };
+  const sep = sepIndex(raw);
+  return { id: Number(raw.slice(0, sep)), event: JSON.parse(raw.slice(sep + 1)) as ParleyEvent };
+}
+
+/** One entry's wire JSON: JSON.stringify({ ...event, id }), without parsing when the entry allows it. */
+function entryWireJson(raw: string): string {
+  const sep = sepIndex(raw);
+  if (raw.charCodeAt(sep) === 59) {
+    // ";{...}": the JSON of an event without its own id key.
+    return raw.length - sep === 3 ? `{"id":${raw.slice(0, sep)}}` : `${raw.slice(sep + 1, -1)},"id":${raw.slice(0, sep)}}`;
+  }
+  const e = parseEntry(raw);
+  return JSON.stringify({ ...e.event, id: e.id });
 }
 
 /** Descriptors are immutable once created, so each process may remember them (bounded). */
@@ -262,7 +291,7 @@ export class RedisQueueStore implements QueueStore {
       for (const e of events) {
         let ref = refs.get(e);
         if (ref === undefined) {
-          payloads.push(JSON.stringify(e));
+          payloads.push(payloadOf(e));
           refs.set(e, (ref = payloads.length));
         }
         list.push(ref);
@@ -283,6 +312,14 @@ export class RedisQueueStore implements QueueStore {
 
   async pending(queueId: string): Promise<readonly QueuedEvent[]> {
     return (await this.r.lrange(this.prefix + 'e:' + queueId, 0, -1)).map(parseEntry);
+  }
+
+  async pendingJson(queueId: string): Promise<string> {
+    const raws = await this.r.lrange(this.prefix + 'e:' + queueId, 0, -1);
+    if (raws.length === 0) return '[]';
+    let out = '[' + entryWireJson(raws[0]!);
+    for (let i = 1; i < raws.length; i++) out += ',' + entryWireJson(raws[i]!);
+    return out + ']';
   }
 
   async touch(queueId: string, now: number): Promise<void> {
@@ -328,7 +365,7 @@ export class RedisQueueStore implements QueueStore {
 
   async restore(queues: readonly SerializedQueue[]): Promise<void> {
     for (const s of queues) {
-      await this.write(s.descriptor, s.nextEventId, s.newestPrunedId, s.lastConnection, s.events.map((e) => `${e.id}:${JSON.stringify(e.event)}`));
+      await this.write(s.descriptor, s.nextEventId, s.newestPrunedId, s.lastConnection, s.events.map((e) => `${e.id}${payloadOf(e.event)}`));
       this.remember(s.descriptor);
     }
   }
