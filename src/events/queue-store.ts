@@ -57,6 +57,13 @@ export interface LocalQueueOps {
   touchNow(queueId: string, now: number): void;
 }
 
+/** What one poll step found (QueueStore.pollStep). */
+export type PollStep =
+  /** No such queue, or not the caller's. */
+  | { readonly status: 'missing' | 'pruned' | 'not_in_queue' }
+  /** Acknowledged; `eventsJson` is the wire JSON of what is still pending ('[]' when nothing). */
+  | { readonly status: 'ok'; readonly eventsJson: string };
+
 export interface QueueStore {
   create(desc: QueueDescriptor, now: number): Promise<void>;
   get(queueId: string): Promise<QueueDescriptor | undefined>;
@@ -82,6 +89,12 @@ export interface QueueStore {
   restore(queues: readonly SerializedQueue[]): Promise<void>;
   /** Called after every append (from any process) with the queues that grew and those dropped for their backlog. */
   subscribe(listener: QueueListener): () => void;
+  /**
+   * A poll's store work in one step (one round trip for a shared store): the
+   * queue exists and is the user's, acknowledge through lastEventId, record
+   * the connection when the poll blocks, and read what is pending.
+   */
+  pollStep?(queueId: string, userId: number, lastEventId: number, block: boolean, now: number): Promise<PollStep>;
   /** Present on in-process stores: synchronous versions of the poll path's operations. */
   readonly local?: LocalQueueOps;
 }

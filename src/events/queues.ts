@@ -97,13 +97,18 @@ export function queueTimeoutSecs(lifespanSecs: number): number {
   return lifespanSecs <= 0 ? DEFAULT_QUEUE_TIMEOUT_SECS : Math.min(lifespanSecs, MAX_QUEUE_TIMEOUT_SECS);
 }
 
+function ackError(ack: 'pruned' | 'not_in_queue', lastEventId: number): JsonableError {
+  return ack === 'pruned' ? badRequest(`An event newer than ${lastEventId} has already been pruned!`) : badRequest(`Event ${lastEventId} was not in this queue`);
+}
+
 function checkAck(ack: string, lastEventId: number): void {
-  if (ack === 'pruned') throw badRequest(`An event newer than ${lastEventId} has already been pruned!`);
-  if (ack === 'not_in_queue') throw badRequest(`Event ${lastEventId} was not in this queue`);
+  if (ack === 'pruned' || ack === 'not_in_queue') throw ackError(ack, lastEventId);
 }
 
 export class EventQueues {
   private readonly waiters = new Map<string, Waiter>();
+  /** Shared store: queues with a poll step in flight here -> whether they grew meanwhile. */
+  private readonly inflight = new Map<string, boolean>();
   private readonly unsubscribe: (() => void)[] = [];
   private gcTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -212,13 +217,36 @@ export class EventQueues {
     }
   }
 
-  /** The poll against a shared (Redis) store: every step is a round trip. */
+  /** The poll against a shared (Redis) store: one round trip (pollStep) before answering or parking. */
   private async pollShared(userId: number, queueId: string, lastEventId: number, dontBlock: boolean, onClose?: CloseSignal): Promise<PollAnswer> {
+    const block = !dontBlock && !this.closing;
+    if (this.store.pollStep === undefined) return this.pollStepwise(userId, queueId, lastEventId, block, onClose);
+    // Growth announced while the step is in flight (the notification may be read before the step's reply).
+    this.inflight.set(queueId, false);
+    const step = await this.store.pollStep(queueId, userId, lastEventId, block, this.now());
+    const grewMeanwhile = this.inflight.get(queueId) === true;
+    this.inflight.delete(queueId);
+    if (step.status !== 'ok') throw step.status === 'missing' ? badEventQueueId(queueId) : ackError(step.status, lastEventId);
+    const previous = this.waiters.get(queueId);
+    if (previous) await this.finishWaiter(previous);
+    if (!block) return new PollAnswer(step.eventsJson);
+    // Events already waiting: answered as a poll that waited (with the queue id).
+    if (step.eventsJson !== '[]') return new PollAnswer(step.eventsJson, queueId);
+    const parked = this.park(queueId, onClose);
+    if (grewMeanwhile) {
+      const w = this.waiters.get(queueId);
+      if (w !== undefined) void this.finishWaiter(w);
+    }
+    return parked;
+  }
+
+  /** The same for a shared store without pollStep: access, acknowledge, then touch and re-read after parking. */
+  private async pollStepwise(userId: number, queueId: string, lastEventId: number, block: boolean, onClose?: CloseSignal): Promise<PollAnswer> {
     await this.access(userId, queueId);
     checkAck(await this.store.acknowledge(queueId, lastEventId), lastEventId);
     const previous = this.waiters.get(queueId);
     if (previous) await this.finishWaiter(previous);
-    if (dontBlock || this.closing) return new PollAnswer(await this.store.pendingJson(queueId));
+    if (!block) return new PollAnswer(await this.store.pendingJson(queueId));
     const parked = this.park(queueId, onClose);
     void this.store.touch(queueId, this.now());
     // Events may have arrived between the checks above and parking.
@@ -321,7 +349,10 @@ export class EventQueues {
     const local = this.local;
     for (const id of grown) {
       const w = this.waiters.get(id);
-      if (w === undefined) continue;
+      if (w === undefined) {
+        if (this.inflight.has(id)) this.inflight.set(id, true);
+        continue;
+      }
       if (local !== undefined) this.finishNow(local, w);
       else void this.finishWaiter(w);
     }

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { QueueDescriptor } from './delivery.js';
-import { eventJsonWithoutId, type AckResult, type AppendResult, type QueuedEvent, type QueueListener, type QueueStore, type SerializedQueue } from './queue-store.js';
+import { eventJsonWithoutId, type AckResult, type AppendResult, type PollStep, type QueuedEvent, type QueueListener, type QueueStore, type SerializedQueue } from './queue-store.js';
 import type { ParleyEvent } from './types.js';
 
 /**
@@ -79,6 +79,30 @@ if last ~= pruned then return 'not_in_queue' end
 return 'ok'
 `;
 
+/** One poll: ownership, acknowledgement (as ACK), the connection time when blocking, and the pending entries. */
+const POLL = `
+local qk, ek, ez = KEYS[1], KEYS[2], KEYS[3]
+local last, now = tonumber(ARGV[2]), tonumber(ARGV[3])
+local meta = redis.call('HMGET', qk, 'n', 'p', 'u', 't')
+if not meta[1] or meta[3] ~= ARGV[5] then return {'missing'} end
+local n, pruned = tonumber(meta[1]), tonumber(meta[2])
+if last < pruned then return {'pruned'} end
+local upto = math.min(last, n - 1)
+if upto > pruned then
+  redis.call('LTRIM', ek, upto - pruned, -1)
+  pruned = upto
+  redis.call('HSET', qk, 'p', pruned)
+end
+if last ~= pruned then return {'not_in_queue'} end
+if ARGV[4] == '1' then
+  redis.call('HSET', qk, 'l', now)
+  redis.call('ZADD', ez, now + tonumber(meta[4]) * 1000, ARGV[1])
+end
+local out = redis.call('LRANGE', ek, 0, -1)
+table.insert(out, 1, 'ok')
+return out
+`;
+
 const TOUCH = `
 local t = redis.call('HGET', KEYS[1], 't')
 if not t then return 0 end
@@ -126,6 +150,7 @@ return out
 type Scripted = Redis & {
   parleyAppend(...args: (string | number)[]): Promise<[string[], string[]]>;
   parleyAck(qk: string, ek: string, last: number): Promise<AckResult>;
+  parleyPoll(qk: string, ek: string, exp: string, id: string, last: number, now: number, block: string, userId: number): Promise<string[]>;
   parleyTouch(qk: string, exp: string, id: string, now: number): Promise<number>;
   parleyCreate(...args: (string | number)[]): Promise<number>;
   parleyRemove(...args: string[]): Promise<string[]>;
@@ -134,6 +159,7 @@ type Scripted = Redis & {
 function defineScripts(r: Redis): Scripted {
   r.defineCommand('parleyAppend', { numberOfKeys: 0, lua: APPEND });
   r.defineCommand('parleyAck', { numberOfKeys: 2, lua: ACK });
+  r.defineCommand('parleyPoll', { numberOfKeys: 3, lua: POLL });
   r.defineCommand('parleyTouch', { numberOfKeys: 2, lua: TOUCH });
   r.defineCommand('parleyCreate', { numberOfKeys: 0, lua: CREATE });
   r.defineCommand('parleyRemove', { numberOfKeys: 0, lua: REMOVE });
@@ -161,6 +187,14 @@ function sepIndex(raw: string): number {
 function parseEntry(raw: string): QueuedEvent {
   const sep = sepIndex(raw);
   return { id: Number(raw.slice(0, sep)), event: JSON.parse(raw.slice(sep + 1)) as ParleyEvent };
+}
+
+/** The wire JSON of raw entries from index `from` on. */
+function entriesJson(raws: readonly string[], from: number): string {
+  if (raws.length <= from) return '[]';
+  let out = '[' + entryWireJson(raws[from]!);
+  for (let i = from + 1; i < raws.length; i++) out += ',' + entryWireJson(raws[i]!);
+  return out + ']';
 }
 
 /** One entry's wire JSON: JSON.stringify({ ...event, id }), without parsing when the entry allows it. */
@@ -315,11 +349,14 @@ export class RedisQueueStore implements QueueStore {
   }
 
   async pendingJson(queueId: string): Promise<string> {
-    const raws = await this.r.lrange(this.prefix + 'e:' + queueId, 0, -1);
-    if (raws.length === 0) return '[]';
-    let out = '[' + entryWireJson(raws[0]!);
-    for (let i = 1; i < raws.length; i++) out += ',' + entryWireJson(raws[i]!);
-    return out + ']';
+    return entriesJson(await this.r.lrange(this.prefix + 'e:' + queueId, 0, -1), 0);
+  }
+
+  async pollStep(queueId: string, userId: number, lastEventId: number, block: boolean, now: number): Promise<PollStep> {
+    const P = this.prefix;
+    const out = await this.r.parleyPoll(P + 'q:' + queueId, P + 'e:' + queueId, P + 'exp', queueId, lastEventId, now, block ? '1' : '0', userId);
+    const status = out[0] as 'ok' | 'missing' | 'pruned' | 'not_in_queue';
+    return status === 'ok' ? { status, eventsJson: entriesJson(out, 1) } : { status };
   }
 
   async touch(queueId: string, now: number): Promise<void> {
