@@ -30,6 +30,8 @@ const P5_CLIENTS = Number(process.env.BENCH_P5_CLIENTS ?? 500);
 const SEND_CONC = Number(process.env.BENCH_SEND_CONC ?? 8);
 const PROCESSES = (process.env.BENCH_PROCESSES ?? '0,1,2').split(',').map(Number);
 const USERS = 100;
+// BENCH_SCALE_PARTS: which of p4,p5,sends to run (default all).
+const PARTS = new Set((process.env.BENCH_SCALE_PARTS ?? 'p4,p5,sends').split(','));
 const MAIN = path.join(ROOT, 'dist/src/main.js');
 if (!fs.existsSync(MAIN)) throw new Error('run `npm run build` first');
 
@@ -115,6 +117,7 @@ async function measure(requested) {
     const at = (i) => nodes[i % nodes.length].base;
 
     // P4: queues registered and polled round-robin over the processes; the send goes through the first.
+    if (PARTS.has('p4')) {
     const queues = [];
     for (let i = 0; i < P4_CLIENTS; i += 200) {
       const batch = [];
@@ -139,8 +142,10 @@ async function measure(requested) {
     }
     await Promise.all(queues.map((q) => call(q.base, q.auth, 'DELETE', '/events', { queue_id: q.queueId })));
     out.p4 = { clients: P4_CLIENTS, last_answered_ms: +median(lasts).toFixed(1), p99_ms: +median(p99s).toFixed(1) };
+    }
 
     // P5: pollers on one process, the typing that wakes them sent through the others (when there are others).
+    if (PARTS.has('p5')) {
     const CAPS = { notification_settings_null: true, stream_typing_notifications: true };
     const pq = [];
     for (let i = 0; i < P5_CLIENTS; i += 100) {
@@ -178,8 +183,10 @@ async function measure(requested) {
     await Promise.all(loops);
     await Promise.all(pq.map((q) => call(q.base, q.auth, 'DELETE', '/events', { queue_id: q.queueId })));
     out.p5 = { clients: P5_CLIENTS, deliveries_per_s: Math.round(median(rates)) };
+    }
 
     // Sends: a 50-subscriber channel (no queues registered), CONC senders spread over the processes.
+    if (PARTS.has('sends')) {
     const sub = users.slice(0, 50);
     await call(server.base, server.auth, 'POST', '/channels/create', { name: 'scale sends', subscribers: sub.map((u) => u.id) });
     const sendRates = [];
@@ -208,6 +215,7 @@ async function measure(requested) {
     }
     out.sends = { concurrency: SEND_CONC, messages_per_s: Math.round(median(sendRates)), p99_ms: +percentile(lat, 99).toFixed(1), errors: sendErrors.length };
     if (sendErrors.length) console.error(`sends: ${sendErrors.length} errors, e.g. ${sendErrors[0]}`);
+    }
     return out;
   } finally {
     for (const n of nodes) await n.stop().catch(() => undefined);
@@ -221,11 +229,11 @@ for (const n of PROCESSES) results.push(await measure(n));
 table(
   results.map((r) => ({
     processes: r.redis ? `${r.processes} (Redis)` : '1 (no Redis)',
-    [`P4 last answered ms (${P4_CLIENTS})`]: r.p4.last_answered_ms,
-    'P4 p99 ms': r.p4.p99_ms,
-    [`P5 deliveries/s (${P5_CLIENTS})`]: r.p5.deliveries_per_s,
-    'sends/s': r.sends.messages_per_s,
-    'send p99 ms': r.sends.p99_ms,
+    [`P4 last answered ms (${P4_CLIENTS})`]: r.p4?.last_answered_ms ?? '',
+    'P4 p99 ms': r.p4?.p99_ms ?? '',
+    [`P5 deliveries/s (${P5_CLIENTS})`]: r.p5?.deliveries_per_s ?? '',
+    'sends/s': r.sends?.messages_per_s ?? '',
+    'send p99 ms': r.sends?.p99_ms ?? '',
   })),
 );
 record('scale', { results, runs: RUNS, duration_s: DURATION, note: 'PostgreSQL + Redis, load generator on the same shared 2-core machine' });

@@ -95,6 +95,8 @@ export interface QueueStore {
    * the connection when the poll blocks, and read what is pending.
    */
   pollStep?(queueId: string, userId: number, lastEventId: number, block: boolean, now: number): Promise<PollStep>;
+  /** pendingJson of several queues in one step (one round trip for a shared store), in the same order. */
+  pendingJsonMany?(queueIds: readonly string[]): Promise<string[]>;
   /** Present on in-process stores: synchronous versions of the poll path's operations. */
   readonly local?: LocalQueueOps;
 }

@@ -331,6 +331,19 @@ export class EventQueues {
     w.resolve(new PollAnswer(await this.store.pendingJson(w.queueId), w.queueId));
   }
 
+  /** Answers polls already taken out of `waiters`, with one store read for all. */
+  private async finishMany(claimed: readonly Waiter[]): Promise<void> {
+    let jsons: string[];
+    try {
+      jsons = await this.store.pendingJsonMany!(claimed.map((w) => w.queueId));
+    } catch (err) {
+      // The store is unreachable: the polls fail as any request would (500), and the clients poll again.
+      for (const w of claimed) w.reject(err as JsonableError);
+      return;
+    }
+    for (let i = 0; i < claimed.length; i++) claimed[i]!.resolve(new PollAnswer(jsons[i]!, claimed[i]!.queueId));
+  }
+
   private finishNow(local: LocalQueueOps, w: Waiter): void {
     if (this.waiters.get(w.queueId) !== w) return;
     this.waiters.delete(w.queueId);
@@ -347,6 +360,8 @@ export class EventQueues {
   /** Store notification: these queues grew, those were dropped (backlog cap). */
   private wake(grown: readonly string[], dropped: readonly string[]): void {
     const local = this.local;
+    // Shared store: the woken polls are claimed now and read their queues in one step.
+    const claimed: Waiter[] = [];
     for (const id of grown) {
       const w = this.waiters.get(id);
       if (w === undefined) {
@@ -354,8 +369,13 @@ export class EventQueues {
         continue;
       }
       if (local !== undefined) this.finishNow(local, w);
-      else void this.finishWaiter(w);
+      else if (this.store.pendingJsonMany === undefined) void this.finishWaiter(w);
+      else {
+        this.waiters.delete(id);
+        claimed.push(w);
+      }
     }
+    if (claimed.length > 0) void this.finishMany(claimed);
     for (const id of dropped) this.failWaiter(id);
   }
 

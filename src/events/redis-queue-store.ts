@@ -103,6 +103,13 @@ table.insert(out, 1, 'ok')
 return out
 `;
 
+/** The pending entries of every queue named in KEYS (a fan-out's woken polls read in one command). */
+const PENDING_MANY = `
+local out = {}
+for i, k in ipairs(KEYS) do out[i] = redis.call('LRANGE', k, 0, -1) end
+return out
+`;
+
 const TOUCH = `
 local t = redis.call('HGET', KEYS[1], 't')
 if not t then return 0 end
@@ -150,6 +157,7 @@ return out
 type Scripted = Redis & {
   parleyAppend(...args: (string | number)[]): Promise<[string[], string[]]>;
   parleyAck(qk: string, ek: string, last: number): Promise<AckResult>;
+  parleyPendingMany(n: number, ...keys: string[]): Promise<string[][]>;
   parleyPoll(qk: string, ek: string, exp: string, id: string, last: number, now: number, block: string, userId: number): Promise<string[]>;
   parleyTouch(qk: string, exp: string, id: string, now: number): Promise<number>;
   parleyCreate(...args: (string | number)[]): Promise<number>;
@@ -160,6 +168,8 @@ function defineScripts(r: Redis): Scripted {
   r.defineCommand('parleyAppend', { numberOfKeys: 0, lua: APPEND });
   r.defineCommand('parleyAck', { numberOfKeys: 2, lua: ACK });
   r.defineCommand('parleyPoll', { numberOfKeys: 3, lua: POLL });
+  // Variable key count: the first argument says how many keys follow.
+  r.defineCommand('parleyPendingMany', { lua: PENDING_MANY });
   r.defineCommand('parleyTouch', { numberOfKeys: 2, lua: TOUCH });
   r.defineCommand('parleyCreate', { numberOfKeys: 0, lua: CREATE });
   r.defineCommand('parleyRemove', { numberOfKeys: 0, lua: REMOVE });
@@ -350,6 +360,12 @@ export class RedisQueueStore implements QueueStore {
 
   async pendingJson(queueId: string): Promise<string> {
     return entriesJson(await this.r.lrange(this.prefix + 'e:' + queueId, 0, -1), 0);
+  }
+
+  async pendingJsonMany(queueIds: readonly string[]): Promise<string[]> {
+    if (queueIds.length === 0) return [];
+    const lists = await this.r.parleyPendingMany(queueIds.length, ...queueIds.map((id) => this.prefix + 'e:' + id));
+    return lists.map((raws) => entriesJson(raws, 0));
   }
 
   async pollStep(queueId: string, userId: number, lastEventId: number, block: boolean, now: number): Promise<PollStep> {
