@@ -29,7 +29,9 @@ export async function startParley(env = {}, opts = {}) {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-'));
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, [opts.main ?? PARLEY_MAIN], {
+  // BENCH_SERVER_NODE_ARGS: extra node flags for the server only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, opts.main ?? PARLEY_MAIN], {
     // Rate limits are per user (200/min by default): one benchmark user would measure 429s.
     env: {
       ...process.env,

@@ -43,6 +43,27 @@ export interface AppendResult {
 
 export type QueueListener = (grown: readonly string[], dropped: readonly string[]) => void;
 
+/**
+ * Synchronous access to an in-process store: the event queues use it on the
+ * long-poll path (no promise and no microtask hop per parked poll or per
+ * delivery). Same semantics as the async methods of QueueStore.
+ */
+export interface LocalQueueOps {
+  getNow(queueId: string): QueueDescriptor | undefined;
+  acknowledgeNow(queueId: string, lastEventId: number): AckResult;
+  /** The wire JSON of the pending events (what pendingJson() resolves to). */
+  pendingJsonNow(queueId: string): string;
+  hasPending(queueId: string): boolean;
+  touchNow(queueId: string, now: number): void;
+}
+
+/** What one poll step found (QueueStore.pollStep). */
+export type PollStep =
+  /** No such queue, or not the caller's. */
+  | { readonly status: 'missing' | 'pruned' | 'not_in_queue' }
+  /** Acknowledged; `eventsJson` is the wire JSON of what is still pending ('[]' when nothing). */
+  | { readonly status: 'ok'; readonly eventsJson: string };
+
 export interface QueueStore {
   create(desc: QueueDescriptor, now: number): Promise<void>;
   get(queueId: string): Promise<QueueDescriptor | undefined>;
@@ -56,6 +77,8 @@ export interface QueueStore {
   acknowledge(queueId: string, lastEventId: number): Promise<AckResult>;
   /** Events not yet acknowledged, oldest first. */
   pending(queueId: string): Promise<readonly QueuedEvent[]>;
+  /** The pending events as wire JSON, byte for byte JSON.stringify(pending.map(wireEvent)); '[]' for a missing queue. */
+  pendingJson(queueId: string): Promise<string>;
   /** Records a client connection (a poll that parks or ends), which postpones expiry. */
   touch(queueId: string, now: number): Promise<void>;
   remove(queueIds: readonly string[]): Promise<QueueDescriptor[]>;
@@ -66,24 +89,108 @@ export interface QueueStore {
   restore(queues: readonly SerializedQueue[]): Promise<void>;
   /** Called after every append (from any process) with the queues that grew and those dropped for their backlog. */
   subscribe(listener: QueueListener): () => void;
+  /**
+   * A poll's store work in one step (one round trip for a shared store): the
+   * queue exists and is the user's, acknowledge through lastEventId, record
+   * the connection when the poll blocks, and read what is pending.
+   */
+  pollStep?(queueId: string, userId: number, lastEventId: number, block: boolean, now: number): Promise<PollStep>;
+  /** pendingJson of several queues in one step (one round trip for a shared store), in the same order. */
+  pendingJsonMany?(queueIds: readonly string[]): Promise<string[]>;
+  /** Present on in-process stores: synchronous versions of the poll path's operations. */
+  readonly local?: LocalQueueOps;
 }
 
-interface MemQueue {
-  readonly desc: QueueDescriptor;
-  nextEventId: number;
-  newestPrunedId: number;
-  lastConnection: number;
-  events: QueuedEvent[];
+/** The wire form of a queued event: the event with its id. */
+export const wireEvent = (q: QueuedEvent): Record<string, unknown> => ({ ...q.event, id: q.id });
+
+/**
+ * JSON of each stored event without its id, computed once per event object:
+ * queues share the (immutable) event objects of one fan-out, so an event
+ * delivered to many queues is serialized once and only its id is spliced in.
+ */
+const eventJsonCache = new WeakMap<object, string>();
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** The event's JSON without an id, or null when the event has its own `id` key (whose position the wire form keeps). */
+export function eventJsonWithoutId(e: ParleyEvent): string | null {
+  if (hasOwn.call(e, 'id')) return null;
+  let s = eventJsonCache.get(e);
+  if (s === undefined) {
+    s = JSON.stringify(e);
+    eventJsonCache.set(e, s);
+  }
+  return s;
+}
+
+/** Adds `"id":N` as the last key of an event's JSON, as JSON.stringify({ ...event, id }) writes it. */
+export const spliceId = (json: string, id: number): string => (json.length === 2 ? `{"id":${id}}` : `${json.slice(0, -1)},"id":${id}}`);
+
+/** JSON.stringify(wireEvent({ id, event })), byte for byte. */
+export function wireEventJson(id: number, event: ParleyEvent): string {
+  const s = eventJsonWithoutId(event);
+  return s === null ? JSON.stringify({ ...event, id }) : spliceId(s, id);
+}
+
+/**
+ * The most recent one-event answer. A fan-out gives many queues the same
+ * event object, usually under the same id (queues that saw the same
+ * history), so their answers share one string instead of building one each.
+ */
+let lastOne: { event: ParleyEvent; id: number; json: string } | undefined;
+
+/** JSON.stringify of events[from..] with ids firstId, firstId + 1, ... (wire form). */
+export function wireListJson(events: readonly ParleyEvent[], from: number, firstId: number): string {
+  const n = events.length - from;
+  if (n <= 0) return '[]';
+  if (n === 1) {
+    const event = events[from]!;
+    if (lastOne !== undefined && lastOne.event === event && lastOne.id === firstId) return lastOne.json;
+    const json = '[' + wireEventJson(firstId, event) + ']';
+    lastOne = { event, id: firstId, json };
+    return json;
+  }
+  let out = '[' + wireEventJson(firstId, events[from]!);
+  for (let i = 1; i < n; i++) out += ',' + wireEventJson(firstId + i, events[from + i]!);
+  return out + ']';
+}
+
+/** JSON.stringify(events.map(wireEvent)), byte for byte. */
+export function wireEventsJson(events: readonly QueuedEvent[]): string {
+  if (events.length === 0) return '[]';
+  let out = '[' + wireEventJson(events[0]!.id, events[0]!.event);
+  for (let i = 1; i < events.length; i++) out += ',' + wireEventJson(events[i]!.id, events[i]!.event);
+  return out + ']';
+}
+
+/**
+ * One queue in memory. Event ids are consecutive, so the queue keeps only
+ * the (shared, immutable) event objects, no wrapper per event: the id of
+ * events[i] is nextEventId - (events.length - i).
+ */
+class MemQueue {
   /** Index of the first unacknowledged event in `events` (amortised pruning). */
-  head: number;
+  head = 0;
+  events: ParleyEvent[] = [];
+  constructor(
+    readonly desc: QueueDescriptor,
+    public nextEventId: number,
+    public newestPrunedId: number,
+    public lastConnection: number,
+  ) {}
+  idAt(i: number): number {
+    return this.nextEventId - (this.events.length - i);
+  }
 }
 
 /** The in-process queue store: plain maps, with an index by user and by realm watcher. */
-export class MemoryQueueStore implements QueueStore {
+export class MemoryQueueStore implements QueueStore, LocalQueueOps {
   private readonly queues = new Map<string, MemQueue>();
   private readonly byUser = new Map<number, Set<string>>();
   private readonly watchersByRealm = new Map<number, Set<string>>();
   private readonly listeners = new Set<QueueListener>();
+  /** The store answers synchronously. */
+  readonly local: LocalQueueOps = this;
 
   constructor(private readonly maxEvents: number) {}
 
@@ -112,12 +219,16 @@ export class MemoryQueueStore implements QueueStore {
   }
 
   async create(desc: QueueDescriptor, now: number): Promise<void> {
-    this.queues.set(desc.id, { desc, nextEventId: 0, newestPrunedId: -1, lastConnection: now, events: [], head: 0 });
+    this.queues.set(desc.id, new MemQueue(desc, 0, -1, now));
     this.index(desc);
   }
 
-  async get(queueId: string): Promise<QueueDescriptor | undefined> {
+  getNow(queueId: string): QueueDescriptor | undefined {
     return this.queues.get(queueId)?.desc;
+  }
+
+  async get(queueId: string): Promise<QueueDescriptor | undefined> {
+    return this.getNow(queueId);
   }
 
   async forUsers(userIds: readonly number[]): Promise<QueueDescriptor[]> {
@@ -146,7 +257,8 @@ export class MemoryQueueStore implements QueueStore {
         dropped.push(q.desc);
         continue;
       }
-      for (const event of events) q.events.push({ id: q.nextEventId++, event });
+      for (const event of events) q.events.push(event);
+      q.nextEventId += events.length;
       grown.push(id);
     }
     if (grown.length > 0 || dropped.length > 0) {
@@ -156,30 +268,62 @@ export class MemoryQueueStore implements QueueStore {
     return { grown, dropped };
   }
 
-  async acknowledge(queueId: string, lastEventId: number): Promise<AckResult> {
+  acknowledgeNow(queueId: string, lastEventId: number): AckResult {
     const q = this.queues.get(queueId);
     if (!q) return 'ok';
     if (lastEventId < q.newestPrunedId) return 'pruned';
-    while (q.head < q.events.length && q.events[q.head]!.id <= lastEventId) {
-      q.newestPrunedId = q.events[q.head]!.id;
-      q.head++;
-    }
-    if (q.head > 64 && q.head * 2 > q.events.length) {
-      q.events = q.events.slice(q.head);
-      q.head = 0;
+    if (q.head < q.events.length) {
+      // Ids are consecutive: everything up to lastEventId goes in one step.
+      const firstId = q.idAt(q.head);
+      if (lastEventId >= firstId) {
+        const upto = Math.min(lastEventId, q.nextEventId - 1);
+        q.head += upto - firstId + 1;
+        q.newestPrunedId = upto;
+        if (q.head === q.events.length) {
+          q.events = [];
+          q.head = 0;
+        } else if (q.head > 64 && q.head * 2 > q.events.length) {
+          q.events = q.events.slice(q.head);
+          q.head = 0;
+        }
+      }
     }
     return lastEventId !== q.newestPrunedId ? 'not_in_queue' : 'ok';
+  }
+
+  async acknowledge(queueId: string, lastEventId: number): Promise<AckResult> {
+    return this.acknowledgeNow(queueId, lastEventId);
   }
 
   async pending(queueId: string): Promise<readonly QueuedEvent[]> {
     const q = this.queues.get(queueId);
     if (!q) return [];
-    return q.head === 0 ? q.events.slice() : q.events.slice(q.head);
+    const out: QueuedEvent[] = [];
+    for (let i = q.head; i < q.events.length; i++) out.push({ id: q.idAt(i), event: q.events[i]! });
+    return out;
+  }
+
+  pendingJsonNow(queueId: string): string {
+    const q = this.queues.get(queueId);
+    return q ? wireListJson(q.events, q.head, q.idAt(q.head)) : '[]';
+  }
+
+  async pendingJson(queueId: string): Promise<string> {
+    return this.pendingJsonNow(queueId);
+  }
+
+  hasPending(queueId: string): boolean {
+    const q = this.queues.get(queueId);
+    return q !== undefined && q.head < q.events.length;
+  }
+
+  touchNow(queueId: string, now: number): void {
+    const q = this.queues.get(queueId);
+    if (q) q.lastConnection = now;
   }
 
   async touch(queueId: string, now: number): Promise<void> {
-    const q = this.queues.get(queueId);
-    if (q) q.lastConnection = now;
+    this.touchNow(queueId, now);
   }
 
   async remove(queueIds: readonly string[]): Promise<QueueDescriptor[]> {
@@ -207,25 +351,18 @@ export class MemoryQueueStore implements QueueStore {
   }
 
   async snapshot(): Promise<SerializedQueue[]> {
-    return [...this.queues.values()].map((q) => ({
-      descriptor: q.desc,
-      nextEventId: q.nextEventId,
-      newestPrunedId: q.newestPrunedId,
-      lastConnection: q.lastConnection,
-      events: q.events.slice(q.head),
-    }));
+    return [...this.queues.values()].map((q) => {
+      const events: QueuedEvent[] = [];
+      for (let i = q.head; i < q.events.length; i++) events.push({ id: q.idAt(i), event: q.events[i]! });
+      return { descriptor: q.desc, nextEventId: q.nextEventId, newestPrunedId: q.newestPrunedId, lastConnection: q.lastConnection, events };
+    });
   }
 
   async restore(queues: readonly SerializedQueue[]): Promise<void> {
     for (const s of queues) {
-      const q: MemQueue = {
-        desc: s.descriptor,
-        nextEventId: s.nextEventId,
-        newestPrunedId: s.newestPrunedId,
-        lastConnection: s.lastConnection,
-        events: s.events.map((e) => ({ id: e.id, event: e.event })),
-        head: 0,
-      };
+      const q = new MemQueue(s.descriptor, s.nextEventId, s.newestPrunedId, s.lastConnection);
+      // A saved queue's events are its consecutive tail, ending at nextEventId - 1.
+      q.events = s.events.map((e) => e.event);
       this.queues.set(s.descriptor.id, q);
       this.index(s.descriptor);
     }

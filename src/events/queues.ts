@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { badRequest, JsonableError } from '../domain/errors.js';
 import type { EventBus } from './bus.js';
 import { accepts, shapeFor, stripHints, wantsType, type QueueDescriptor } from './delivery.js';
-import type { QueuedEvent, QueueStore, SerializedQueue } from './queue-store.js';
+import { wireEvent, wireEventsJson, type LocalQueueOps, type QueuedEvent, type QueueStore, type SerializedQueue } from './queue-store.js';
 import type { EventDelivery, ParleyEvent } from './types.js';
 
 /**
@@ -32,37 +32,7 @@ const SNAPSHOT_FILE = 'event-queues.json';
 export const badEventQueueId = (queueId: string): JsonableError =>
   new JsonableError(`Bad event queue ID: ${queueId}`, { code: 'BAD_EVENT_QUEUE_ID', data: { queue_id: queueId } });
 
-/** The wire form of a queued event: the event with its id. */
-export const wireEvent = (q: QueuedEvent): Record<string, unknown> => ({ ...q.event, id: q.id });
-
-/**
- * JSON of each stored event without its id, computed once per event object:
- * queues share the (immutable) event objects of one fan-out, so an event
- * delivered to many queues is serialized once and only its id is spliced in.
- */
-const eventJsonCache = new WeakMap<object, string>();
-const hasOwn = Object.prototype.hasOwnProperty;
-
-/** JSON.stringify(wireEvent(q)), byte for byte. */
-function wireEventJson(q: QueuedEvent): string {
-  const e = q.event as object;
-  // An event with its own `id` key keeps that key's position: serialize the merged object.
-  if (hasOwn.call(e, 'id')) return JSON.stringify(wireEvent(q));
-  let s = eventJsonCache.get(e);
-  if (s === undefined) {
-    s = JSON.stringify(e);
-    eventJsonCache.set(e, s);
-  }
-  return s.length === 2 ? `{"id":${q.id}}` : `${s.slice(0, -1)},"id":${q.id}}`;
-}
-
-/** JSON.stringify(events.map(wireEvent)), byte for byte. */
-export function wireEventsJson(events: readonly QueuedEvent[]): string {
-  if (events.length === 0) return '[]';
-  let out = '[' + wireEventJson(events[0]!);
-  for (let i = 1; i < events.length; i++) out += ',' + wireEventJson(events[i]!);
-  return out + ']';
-}
+export { wireEvent, wireEventsJson };
 
 /**
  * A GET /events answer whose events are already JSON: the HTTP layer splices
@@ -99,14 +69,27 @@ export interface EventQueueOptions {
   readonly now?: () => number;
 }
 
-/** A parked GET /events, local to this process. */
-interface Waiter {
-  readonly queueId: string;
-  readonly resolve: (result: PollAnswer) => void;
-  readonly reject: (err: JsonableError) => void;
-  /** When the heartbeat is due (ms since epoch). */
-  readonly due: number;
+/** A parked GET /events, local to this process (one small object: no closures per poll). */
+class Waiter {
+  constructor(
+    readonly queueId: string,
+    /** When the heartbeat is due (ms since epoch). */
+    readonly due: number,
+    readonly resolve: (result: PollAnswer) => void,
+    readonly reject: (err: JsonableError) => void,
+  ) {}
 }
+
+/**
+ * What a parked poll listens on for its client going away: the HTTP
+ * response (its 'close' event). One listener function is shared by all
+ * parked polls; it finds the poll through a symbol-keyed slot on the emitter.
+ */
+export interface CloseSignal {
+  on(event: 'close', listener: (this: CloseSignal) => void): unknown;
+}
+const WAITER = Symbol('parley.waiter');
+type Slotted = CloseSignal & { [WAITER]?: Waiter };
 
 export type NewQueue = Omit<QueueDescriptor, 'id' | 'timeoutSecs'> & { readonly lifespanSecs: number };
 
@@ -114,20 +97,40 @@ export function queueTimeoutSecs(lifespanSecs: number): number {
   return lifespanSecs <= 0 ? DEFAULT_QUEUE_TIMEOUT_SECS : Math.min(lifespanSecs, MAX_QUEUE_TIMEOUT_SECS);
 }
 
+function ackError(ack: 'pruned' | 'not_in_queue', lastEventId: number): JsonableError {
+  return ack === 'pruned' ? badRequest(`An event newer than ${lastEventId} has already been pruned!`) : badRequest(`Event ${lastEventId} was not in this queue`);
+}
+
+function checkAck(ack: string, lastEventId: number): void {
+  if (ack === 'pruned' || ack === 'not_in_queue') throw ackError(ack, lastEventId);
+}
+
 export class EventQueues {
   private readonly waiters = new Map<string, Waiter>();
+  /** Shared store: queues with a poll step in flight here -> whether they grew meanwhile. */
+  private readonly inflight = new Map<string, boolean>();
   private readonly unsubscribe: (() => void)[] = [];
   private gcTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private readonly interned = new Map<string, unknown>();
   private closing = false;
   private readonly now: () => number;
+  /** The store's synchronous operations, when it is in-process. */
+  private readonly local: LocalQueueOps | undefined;
+  /** The one 'close' listener of every parked poll of this instance. */
+  private readonly onClientClose: (this: CloseSignal) => void;
 
   constructor(
     readonly store: QueueStore,
     private readonly opts: EventQueueOptions,
   ) {
     this.now = opts.now ?? Date.now;
+    this.local = store.local;
+    const waiters = this.waiters;
+    this.onClientClose = function (this: CloseSignal) {
+      const w = (this as Slotted)[WAITER];
+      if (w !== undefined && waiters.get(w.queueId) === w) waiters.delete(w.queueId);
+    };
     this.unsubscribe.push(store.subscribe((grown, dropped) => this.wake(grown, dropped)));
   }
 
@@ -186,23 +189,72 @@ export class EventQueues {
   /**
    * GET /events on an existing queue: acknowledge through lastEventId, then
    * answer with what is pending, or park until an event or the heartbeat.
-   * `onClose` registers a callback for the client going away while parked.
+   * `onClose` is the response whose 'close' means the client went away.
    */
-  async poll(userId: number, queueId: string, lastEventId: number, dontBlock: boolean, onClose?: (fn: () => void) => void): Promise<PollResult> {
+  async poll(userId: number, queueId: string, lastEventId: number, dontBlock: boolean, onClose?: CloseSignal): Promise<PollResult> {
     return (await this.pollAnswer(userId, queueId, lastEventId, dontBlock, onClose)).toResult();
   }
 
   /** poll(), with the events as JSON (what GET /events sends). */
-  async pollAnswer(userId: number, queueId: string, lastEventId: number, dontBlock: boolean, onClose?: (fn: () => void) => void): Promise<PollAnswer> {
-    await this.access(userId, queueId);
-    const ack = await this.store.acknowledge(queueId, lastEventId);
-    if (ack === 'pruned') throw badRequest(`An event newer than ${lastEventId} has already been pruned!`);
-    if (ack === 'not_in_queue') throw badRequest(`Event ${lastEventId} was not in this queue`);
-    // A new poll on the queue ends the one still waiting on it.
+  pollAnswer(userId: number, queueId: string, lastEventId: number, dontBlock: boolean, onClose?: CloseSignal): Promise<PollAnswer> {
+    const local = this.local;
+    if (local === undefined) return this.pollShared(userId, queueId, lastEventId, dontBlock, onClose);
+    // In-process store: the whole poll is synchronous up to parking (no await, so nothing can arrive in between).
+    try {
+      const desc = local.getNow(queueId);
+      if (!desc || desc.userId !== userId) throw badEventQueueId(queueId);
+      checkAck(local.acknowledgeNow(queueId, lastEventId), lastEventId);
+      // A new poll on the queue ends the one still waiting on it.
+      const previous = this.waiters.get(queueId);
+      if (previous) this.finishNow(local, previous);
+      if (dontBlock || this.closing) return Promise.resolve(new PollAnswer(local.pendingJsonNow(queueId)));
+      local.touchNow(queueId, this.now());
+      // Events already waiting: answered as a poll that waited (with the queue id).
+      if (local.hasPending(queueId)) return Promise.resolve(new PollAnswer(local.pendingJsonNow(queueId), queueId));
+      return this.park(queueId, onClose);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** The poll against a shared (Redis) store: one round trip (pollStep) before answering or parking. */
+  private async pollShared(userId: number, queueId: string, lastEventId: number, dontBlock: boolean, onClose?: CloseSignal): Promise<PollAnswer> {
+    const block = !dontBlock && !this.closing;
+    if (this.store.pollStep === undefined) return this.pollStepwise(userId, queueId, lastEventId, block, onClose);
+    // Growth announced while the step is in flight (the notification may be read before the step's reply).
+    this.inflight.set(queueId, false);
+    const step = await this.store.pollStep(queueId, userId, lastEventId, block, this.now());
+    const grewMeanwhile = this.inflight.get(queueId) === true;
+    this.inflight.delete(queueId);
+    if (step.status !== 'ok') throw step.status === 'missing' ? badEventQueueId(queueId) : ackError(step.status, lastEventId);
     const previous = this.waiters.get(queueId);
     if (previous) await this.finishWaiter(previous);
-    if (dontBlock || this.closing) return new PollAnswer(wireEventsJson(await this.store.pending(queueId)));
-    return this.park(queueId, onClose);
+    if (!block) return new PollAnswer(step.eventsJson);
+    // Events already waiting: answered as a poll that waited (with the queue id).
+    if (step.eventsJson !== '[]') return new PollAnswer(step.eventsJson, queueId);
+    const parked = this.park(queueId, onClose);
+    if (grewMeanwhile) {
+      const w = this.waiters.get(queueId);
+      if (w !== undefined) void this.finishWaiter(w);
+    }
+    return parked;
+  }
+
+  /** The same for a shared store without pollStep: access, acknowledge, then touch and re-read after parking. */
+  private async pollStepwise(userId: number, queueId: string, lastEventId: number, block: boolean, onClose?: CloseSignal): Promise<PollAnswer> {
+    await this.access(userId, queueId);
+    checkAck(await this.store.acknowledge(queueId, lastEventId), lastEventId);
+    const previous = this.waiters.get(queueId);
+    if (previous) await this.finishWaiter(previous);
+    if (!block) return new PollAnswer(await this.store.pendingJson(queueId));
+    const parked = this.park(queueId, onClose);
+    void this.store.touch(queueId, this.now());
+    // Events may have arrived between the checks above and parking.
+    void this.store.pendingJson(queueId).then((json) => {
+      const w = this.waiters.get(queueId);
+      if (json !== '[]' && w !== undefined) void this.finishWaiter(w);
+    });
+    return parked;
   }
 
   /** GET /events without queue_id (dont_block): a new queue and its (empty) events. */
@@ -213,7 +265,7 @@ export class EventQueues {
   /** registerAndPoll(), with the events as JSON. */
   async registerAndPollAnswer(spec: NewQueue): Promise<PollAnswer> {
     const desc = await this.register(spec);
-    return new PollAnswer(wireEventsJson(await this.store.pending(desc.id)), desc.id);
+    return new PollAnswer(await this.store.pendingJson(desc.id), desc.id);
   }
 
   async delete(userId: number, queueId: string): Promise<void> {
@@ -235,21 +287,16 @@ export class EventQueues {
     await this.store.remove(ids);
   }
 
-  private park(queueId: string, onClose?: (fn: () => void) => void): Promise<PollAnswer> {
+  private park(queueId: string, onClose?: CloseSignal): Promise<PollAnswer> {
     return new Promise<PollAnswer>((resolve, reject) => {
       const delay = this.opts.heartbeatMinMs + Math.floor(Math.random() * (this.opts.heartbeatJitterMs + 1));
-      const waiter: Waiter = { queueId, due: Date.now() + delay, resolve, reject };
+      const waiter = new Waiter(queueId, Date.now() + delay, resolve, reject);
       this.waiters.set(queueId, waiter);
       this.startHeartbeats();
-      void this.store.touch(queueId, this.now());
-      onClose?.(() => {
-        if (this.waiters.get(queueId) !== waiter) return;
-        this.waiters.delete(queueId);
-      });
-      // Events may have arrived between the caller's checks and parking.
-      void this.store.pending(queueId).then((events) => {
-        if (events.length > 0 && this.waiters.get(queueId) === waiter) void this.finishWaiter(waiter);
-      });
+      if (onClose !== undefined) {
+        (onClose as Slotted)[WAITER] = waiter;
+        onClose.on('close', this.onClientClose);
+      }
     });
   }
 
@@ -278,10 +325,29 @@ export class EventQueues {
   }
 
   private async finishWaiter(w: Waiter): Promise<void> {
+    if (this.local !== undefined) return this.finishNow(this.local, w);
     if (this.waiters.get(w.queueId) !== w) return;
     this.waiters.delete(w.queueId);
-    const events = await this.store.pending(w.queueId);
-    w.resolve(new PollAnswer(wireEventsJson(events), w.queueId));
+    w.resolve(new PollAnswer(await this.store.pendingJson(w.queueId), w.queueId));
+  }
+
+  /** Answers polls already taken out of `waiters`, with one store read for all. */
+  private async finishMany(claimed: readonly Waiter[]): Promise<void> {
+    let jsons: string[];
+    try {
+      jsons = await this.store.pendingJsonMany!(claimed.map((w) => w.queueId));
+    } catch (err) {
+      // The store is unreachable: the polls fail as any request would (500), and the clients poll again.
+      for (const w of claimed) w.reject(err as JsonableError);
+      return;
+    }
+    for (let i = 0; i < claimed.length; i++) claimed[i]!.resolve(new PollAnswer(jsons[i]!, claimed[i]!.queueId));
+  }
+
+  private finishNow(local: LocalQueueOps, w: Waiter): void {
+    if (this.waiters.get(w.queueId) !== w) return;
+    this.waiters.delete(w.queueId);
+    w.resolve(new PollAnswer(local.pendingJsonNow(w.queueId), w.queueId));
   }
 
   private failWaiter(queueId: string): void {
@@ -293,10 +359,23 @@ export class EventQueues {
 
   /** Store notification: these queues grew, those were dropped (backlog cap). */
   private wake(grown: readonly string[], dropped: readonly string[]): void {
+    const local = this.local;
+    // Shared store: the woken polls are claimed now and read their queues in one step.
+    const claimed: Waiter[] = [];
     for (const id of grown) {
       const w = this.waiters.get(id);
-      if (w) void this.finishWaiter(w);
+      if (w === undefined) {
+        if (this.inflight.has(id)) this.inflight.set(id, true);
+        continue;
+      }
+      if (local !== undefined) this.finishNow(local, w);
+      else if (this.store.pendingJsonMany === undefined) void this.finishWaiter(w);
+      else {
+        this.waiters.delete(id);
+        claimed.push(w);
+      }
     }
+    if (claimed.length > 0) void this.finishMany(claimed);
     for (const id of dropped) this.failWaiter(id);
   }
 

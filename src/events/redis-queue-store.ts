@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { QueueDescriptor } from './delivery.js';
-import type { AckResult, AppendResult, QueuedEvent, QueueListener, QueueStore, SerializedQueue } from './queue-store.js';
+import { eventJsonWithoutId, type AckResult, type AppendResult, type PollStep, type QueuedEvent, type QueueListener, type QueueStore, type SerializedQueue } from './queue-store.js';
 import type { ParleyEvent } from './types.js';
 
 /**
@@ -9,7 +9,9 @@ import type { ParleyEvent } from './types.js';
  *
  *   P q:<id>      hash  d (descriptor JSON), n (next event id), p (newest pruned id),
  *                       l (last connection, ms), t (timeout, s), u (user id), r (realm id), w (1 if watcher)
- *   P e:<id>      list  "<id>:<event JSON>", oldest first; ids are consecutive,
+ *   P e:<id>      list  "<id>;<event JSON>" (the event has no `id` key of its own, so
+ *                       its wire form is the JSON with `"id":<id>` spliced in, no parsing) or
+ *                       "<id>:<event JSON>" (any event); oldest first; ids are consecutive,
  *                       from p+1 to n-1, so acknowledging is one LTRIM
  *   P u:<user>    set   queue ids of a user
  *   P w:<realm>   set   queue ids of a realm that watch all public channels or a narrow
@@ -47,7 +49,7 @@ for k = 0, nq - 1 do
     else
       local n = tonumber(meta[1])
       local items = {}
-      for j = 1, #list do items[j] = (n + j - 1) .. ':' .. payloads[list[j]] end
+      for j = 1, #list do items[j] = (n + j - 1) .. payloads[list[j]] end
       redis.call('RPUSH', ek, unpack(items))
       redis.call('HSET', qk, 'n', n + #list)
       grown[#grown + 1] = id
@@ -75,6 +77,37 @@ if upto > pruned then
 end
 if last ~= pruned then return 'not_in_queue' end
 return 'ok'
+`;
+
+/** One poll: ownership, acknowledgement (as ACK), the connection time when blocking, and the pending entries. */
+const POLL = `
+local qk, ek, ez = KEYS[1], KEYS[2], KEYS[3]
+local last, now = tonumber(ARGV[2]), tonumber(ARGV[3])
+local meta = redis.call('HMGET', qk, 'n', 'p', 'u', 't')
+if not meta[1] or meta[3] ~= ARGV[5] then return {'missing'} end
+local n, pruned = tonumber(meta[1]), tonumber(meta[2])
+if last < pruned then return {'pruned'} end
+local upto = math.min(last, n - 1)
+if upto > pruned then
+  redis.call('LTRIM', ek, upto - pruned, -1)
+  pruned = upto
+  redis.call('HSET', qk, 'p', pruned)
+end
+if last ~= pruned then return {'not_in_queue'} end
+if ARGV[4] == '1' then
+  redis.call('HSET', qk, 'l', now)
+  redis.call('ZADD', ez, now + tonumber(meta[4]) * 1000, ARGV[1])
+end
+local out = redis.call('LRANGE', ek, 0, -1)
+table.insert(out, 1, 'ok')
+return out
+`;
+
+/** The pending entries of every queue named in KEYS (a fan-out's woken polls read in one command). */
+const PENDING_MANY = `
+local out = {}
+for i, k in ipairs(KEYS) do out[i] = redis.call('LRANGE', k, 0, -1) end
+return out
 `;
 
 const TOUCH = `
@@ -124,6 +157,8 @@ return out
 type Scripted = Redis & {
   parleyAppend(...args: (string | number)[]): Promise<[string[], string[]]>;
   parleyAck(qk: string, ek: string, last: number): Promise<AckResult>;
+  parleyPendingMany(n: number, ...keys: string[]): Promise<string[][]>;
+  parleyPoll(qk: string, ek: string, exp: string, id: string, last: number, now: number, block: string, userId: number): Promise<string[]>;
   parleyTouch(qk: string, exp: string, id: string, now: number): Promise<number>;
   parleyCreate(...args: (string | number)[]): Promise<number>;
   parleyRemove(...args: string[]): Promise<string[]>;
@@ -132,6 +167,9 @@ type Scripted = Redis & {
 function defineScripts(r: Redis): Scripted {
   r.defineCommand('parleyAppend', { numberOfKeys: 0, lua: APPEND });
   r.defineCommand('parleyAck', { numberOfKeys: 2, lua: ACK });
+  r.defineCommand('parleyPoll', { numberOfKeys: 3, lua: POLL });
+  // Variable key count: the first argument says how many keys follow.
+  r.defineCommand('parleyPendingMany', { lua: PENDING_MANY });
   r.defineCommand('parleyTouch', { numberOfKeys: 2, lua: TOUCH });
   r.defineCommand('parleyCreate', { numberOfKeys: 0, lua: CREATE });
   r.defineCommand('parleyRemove', { numberOfKeys: 0, lua: REMOVE });
@@ -140,9 +178,44 @@ function defineScripts(r: Redis): Scripted {
 
 const isWatcher = (d: QueueDescriptor): boolean => d.allPublicStreams || d.narrow.length > 0;
 
+/** An event as stored after its id: ";<JSON>" when its wire form is the JSON with the id spliced in, else ":<JSON>". */
+function payloadOf(e: ParleyEvent): string {
+  const json = eventJsonWithoutId(e);
+  return json === null ? ':' + JSON.stringify(e) : ';' + json;
+}
+
+/** Index of the separator after the id (the first character that is not a digit or minus sign). */
+function sepIndex(raw: string): number {
+  let i = 0;
+  for (; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c === 58 /* : */ || c === 59 /* ; */) break;
+  }
+  return i;
+}
+
 function parseEntry(raw: string): QueuedEvent {
-  const colon = raw.indexOf(':');
-  return { id: Number(raw.slice(0, colon)), event: JSON.parse(raw.slice(colon + 1)) as ParleyEvent };
+  const sep = sepIndex(raw);
+  return { id: Number(raw.slice(0, sep)), event: JSON.parse(raw.slice(sep + 1)) as ParleyEvent };
+}
+
+/** The wire JSON of raw entries from index `from` on. */
+function entriesJson(raws: readonly string[], from: number): string {
+  if (raws.length <= from) return '[]';
+  let out = '[' + entryWireJson(raws[from]!);
+  for (let i = from + 1; i < raws.length; i++) out += ',' + entryWireJson(raws[i]!);
+  return out + ']';
+}
+
+/** One entry's wire JSON: JSON.stringify({ ...event, id }), without parsing when the entry allows it. */
+function entryWireJson(raw: string): string {
+  const sep = sepIndex(raw);
+  if (raw.charCodeAt(sep) === 59) {
+    // ";{...}": the JSON of an event without its own id key.
+    return raw.length - sep === 3 ? `{"id":${raw.slice(0, sep)}}` : `${raw.slice(sep + 1, -1)},"id":${raw.slice(0, sep)}}`;
+  }
+  const e = parseEntry(raw);
+  return JSON.stringify({ ...e.event, id: e.id });
 }
 
 /** Descriptors are immutable once created, so each process may remember them (bounded). */
@@ -262,7 +335,7 @@ export class RedisQueueStore implements QueueStore {
       for (const e of events) {
         let ref = refs.get(e);
         if (ref === undefined) {
-          payloads.push(JSON.stringify(e));
+          payloads.push(payloadOf(e));
           refs.set(e, (ref = payloads.length));
         }
         list.push(ref);
@@ -283,6 +356,23 @@ export class RedisQueueStore implements QueueStore {
 
   async pending(queueId: string): Promise<readonly QueuedEvent[]> {
     return (await this.r.lrange(this.prefix + 'e:' + queueId, 0, -1)).map(parseEntry);
+  }
+
+  async pendingJson(queueId: string): Promise<string> {
+    return entriesJson(await this.r.lrange(this.prefix + 'e:' + queueId, 0, -1), 0);
+  }
+
+  async pendingJsonMany(queueIds: readonly string[]): Promise<string[]> {
+    if (queueIds.length === 0) return [];
+    const lists = await this.r.parleyPendingMany(queueIds.length, ...queueIds.map((id) => this.prefix + 'e:' + id));
+    return lists.map((raws) => entriesJson(raws, 0));
+  }
+
+  async pollStep(queueId: string, userId: number, lastEventId: number, block: boolean, now: number): Promise<PollStep> {
+    const P = this.prefix;
+    const out = await this.r.parleyPoll(P + 'q:' + queueId, P + 'e:' + queueId, P + 'exp', queueId, lastEventId, now, block ? '1' : '0', userId);
+    const status = out[0] as 'ok' | 'missing' | 'pruned' | 'not_in_queue';
+    return status === 'ok' ? { status, eventsJson: entriesJson(out, 1) } : { status };
   }
 
   async touch(queueId: string, now: number): Promise<void> {
@@ -328,7 +418,7 @@ export class RedisQueueStore implements QueueStore {
 
   async restore(queues: readonly SerializedQueue[]): Promise<void> {
     for (const s of queues) {
-      await this.write(s.descriptor, s.nextEventId, s.newestPrunedId, s.lastConnection, s.events.map((e) => `${e.id}:${JSON.stringify(e.event)}`));
+      await this.write(s.descriptor, s.nextEventId, s.newestPrunedId, s.lastConnection, s.events.map((e) => `${e.id}${payloadOf(e.event)}`));
       this.remember(s.descriptor);
     }
   }

@@ -127,8 +127,8 @@ export const getEvents = endpoint({
       return queues.registerAndPollAnswer({ ...opts, userId: ctx.user.id, realmId: ctx.user.realmId, includeSubscribers: false });
     }
     if (v.last_event_id === undefined) throw badRequest("Missing 'last_event_id' argument");
-    // The close listener is idempotent (a finished poll ignores it), so no once() wrapper per parked poll.
-    return queues.pollAnswer(ctx.user.id, v.queue_id, v.last_event_id, v.dont_block, (fn) => ctx.reply.raw.on('close', fn));
+    // The response's 'close' ends a parked poll whose client went away (one shared listener, no closure per poll).
+    return queues.pollAnswer(ctx.user.id, v.queue_id, v.last_event_id, v.dont_block, ctx.reply.raw);
   },
 });
 
