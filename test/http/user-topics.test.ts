@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { transact } from '../../src/domain/context.js';
+import { doSetUserTopicPolicy } from '../../src/domain/actions/user-topics.js';
 import { expectError, expectSuccess, startTestServer, type TestServer } from '../support/server.js';
 import { expectNoChange, mkChannel, plain } from '../support/channels.js';
 
@@ -51,6 +53,48 @@ describe('POST /user_topics', () => {
     expectSuccess(await t.post('/user_topics', { stream_id: priv, topic: 'kept', visibility_policy: 1 }, 'othello'));
     expectSuccess(await t.delete('/users/me/subscriptions', { subscriptions: ['topics-private'] }, 'othello'));
     expectSuccess(await t.post('/user_topics', { stream_id: priv, topic: 'kept', visibility_policy: 0 }, 'othello'));
+  });
+
+  it('concurrent first sends to a new topic follow it once (no unique-key error when two transactions both find no row)', async () => {
+    const id = await mkChannel(t, 'topics-race', { subscribers: [t.users.hamlet.id] });
+    const sends = await t.captureEvents(async () => {
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => t.post('/messages', { type: 'stream', to: id, topic: 'race', content: `m${i}` }, 'hamlet')));
+      for (const a of answers) expectSuccess(a);
+    });
+    const rows = await t.app.ctx.db.selectFrom('user_topics').select(['user_id', 'topic_name', 'visibility_policy']).where('channel_id', '=', id).execute();
+    expect(rows).toEqual([{ user_id: t.users.hamlet.id, topic_name: 'race', visibility_policy: 3 }]);
+    // One follow, announced once: the sends that found the row already there change nothing.
+    expect(sends.filter((d) => d.event.type === 'user_topic').map((d) => [d.userIds, d.event.visibility_policy])).toEqual([[[t.users.hamlet.id], 3]]);
+    expect(sends.filter((d) => d.event.type === 'message')).toHaveLength(8);
+  });
+
+  it('a follow racing another transaction that inserts the same row waits for it and changes nothing', async () => {
+    // The race of two first sends to a new topic, made certain: transaction A has inserted the
+    // row but not committed when B looks (PostgreSQL: B sees no row and its insert waits for A).
+    const id = await mkChannel(t, 'topics-race-tx', { subscribers: [t.users.hamlet.id] });
+    const ch = await t.app.ctx.db.selectFrom('channels').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let signal!: () => void;
+    const insertedByA = new Promise<void>((r) => (signal = r));
+    const a = transact(t.app.ctx, async (tx) => {
+      await tx.db
+        .insertInto('user_topics')
+        .values({ realm_id: ch.realm_id, user_id: t.users.hamlet.id, channel_id: id, topic_name: 'Race', topic_lower: 'race', visibility_policy: 3, last_updated: 1 })
+        .execute();
+      signal();
+      await gate;
+    });
+    await insertedByA;
+    const events = await t.captureEvents(async () => {
+      const b = transact(t.app.ctx, (tx) => doSetUserTopicPolicy(tx, t.users.hamlet.id, ch, 'race', 3));
+      setTimeout(release, 200);
+      await a;
+      expect(await b).toBe(false);
+    });
+    expect(events).toEqual([]);
+    const rows = await t.app.ctx.db.selectFrom('user_topics').select(['topic_name', 'visibility_policy', 'last_updated']).where('channel_id', '=', id).execute();
+    expect(rows).toEqual([{ topic_name: 'Race', visibility_policy: 3, last_updated: 1 }]);
   });
 
   it('parameter errors', async () => {

@@ -30,19 +30,25 @@ export function presentUserTopic(r: Pick<UserTopicRow, 'channel_id' | 'topic_nam
 }
 
 export async function doSetUserTopicPolicy(tx: Tx, userId: number, ch: ChannelRow, topic: string, policy: number): Promise<boolean> {
-  const existing = await userTopicRow(tx.db, userId, ch.id, topic);
+  let existing = await userTopicRow(tx.db, userId, ch.id, topic);
   const now = nowSeconds();
+  if (!existing && policy !== VISIBILITY_INHERIT) {
+    // Two sends by one user to a new topic may both follow it automatically at once: on
+    // PostgreSQL both transactions read no row. The loser's insert waits for the winner's
+    // commit and inserts nothing; it then goes on from the winner's row (the update path).
+    const inserted = await tx.db
+      .insertInto('user_topics')
+      .values({ realm_id: ch.realm_id, user_id: userId, channel_id: ch.id, topic_name: topic, topic_lower: topic.toLowerCase(), visibility_policy: policy, last_updated: now })
+      .onConflict((oc) => oc.columns(['user_id', 'channel_id', 'topic_lower']).doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) existing = await userTopicRow(tx.db, userId, ch.id, topic);
+  }
   if (policy === VISIBILITY_INHERIT) {
     if (!existing) return false;
     await tx.db.deleteFrom('user_topics').where('id', '=', existing.id).execute();
   } else if (existing) {
     if (existing.visibility_policy === policy) return false;
     await tx.db.updateTable('user_topics').set({ visibility_policy: policy, last_updated: now }).where('id', '=', existing.id).execute();
-  } else {
-    await tx.db
-      .insertInto('user_topics')
-      .values({ realm_id: ch.realm_id, user_id: userId, channel_id: ch.id, topic_name: topic, topic_lower: topic.toLowerCase(), visibility_policy: policy, last_updated: now })
-      .execute();
   }
   // The stored spelling of the topic is kept when an existing row changes (matching is case-insensitive).
   const topicName = existing?.topic_name ?? topic;
