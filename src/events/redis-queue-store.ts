@@ -62,38 +62,37 @@ end
 return {grown, droppedDescs}
 `;
 
-const ACK = `
+/** Acknowledges up to `last` (drops the older entries): 'ok', 'pruned' or 'not_in_queue'. Shared by ACK and POLL. */
+const ACKNOWLEDGE_FN = `
+local function acknowledge(qk, ek, last, n, pruned)
+  if last < pruned then return 'pruned' end
+  local upto = math.min(last, n - 1)
+  if upto > pruned then
+    redis.call('LTRIM', ek, upto - pruned, -1)
+    pruned = upto
+    redis.call('HSET', qk, 'p', pruned)
+  end
+  if last ~= pruned then return 'not_in_queue' end
+  return 'ok'
+end
+`;
+
+const ACK = `${ACKNOWLEDGE_FN}
 local qk, ek = KEYS[1], KEYS[2]
 local last = tonumber(ARGV[1])
 local meta = redis.call('HMGET', qk, 'n', 'p')
 if not meta[1] then return 'ok' end
-local n, pruned = tonumber(meta[1]), tonumber(meta[2])
-if last < pruned then return 'pruned' end
-local upto = math.min(last, n - 1)
-if upto > pruned then
-  redis.call('LTRIM', ek, upto - pruned, -1)
-  pruned = upto
-  redis.call('HSET', qk, 'p', pruned)
-end
-if last ~= pruned then return 'not_in_queue' end
-return 'ok'
+return acknowledge(qk, ek, last, tonumber(meta[1]), tonumber(meta[2]))
 `;
 
 /** One poll: ownership, acknowledgement (as ACK), the connection time when blocking, and the pending entries. */
-const POLL = `
+const POLL = `${ACKNOWLEDGE_FN}
 local qk, ek, ez = KEYS[1], KEYS[2], KEYS[3]
 local last, now = tonumber(ARGV[2]), tonumber(ARGV[3])
 local meta = redis.call('HMGET', qk, 'n', 'p', 'u', 't')
 if not meta[1] or meta[3] ~= ARGV[5] then return {'missing'} end
-local n, pruned = tonumber(meta[1]), tonumber(meta[2])
-if last < pruned then return {'pruned'} end
-local upto = math.min(last, n - 1)
-if upto > pruned then
-  redis.call('LTRIM', ek, upto - pruned, -1)
-  pruned = upto
-  redis.call('HSET', qk, 'p', pruned)
-end
-if last ~= pruned then return {'not_in_queue'} end
+local acked = acknowledge(qk, ek, last, tonumber(meta[1]), tonumber(meta[2]))
+if acked ~= 'ok' then return {acked} end
 if ARGV[4] == '1' then
   redis.call('HSET', qk, 'l', now)
   redis.call('ZADD', ez, now + tonumber(meta[4]) * 1000, ARGV[1])

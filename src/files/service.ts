@@ -99,30 +99,29 @@ export class FileService {
    * thumbnails). Returns false when the image cannot be thumbnailed.
    */
   async rewriteThumbnails(row: AttachmentRow): Promise<boolean> {
-    const facts: ImageFacts = { width: row.image_width ?? 0, height: row.image_height ?? 0, frames: row.image_frames ?? 1, thumbnail: true };
     try {
-      const thumbs = await makeThumbnails(async () => {
-        const f = await this.storage.open(row.path_id);
-        if (!f) throw new Error('upload vanished');
-        return f.stream;
-      }, facts);
-      for (const [name, data] of thumbs) await this.storage.put(thumbnailKey(row.path_id, name), Readable.from([data]), data.length, 'image/webp');
+      await this.writeThumbnails(row);
       return true;
     } catch {
       return false;
     }
   }
 
-  private async thumbnail(row: AttachmentRow): Promise<void> {
+  /** Makes the thumbnails of a stored image and writes them beside it; throws when it cannot. */
+  private async writeThumbnails(row: AttachmentRow): Promise<void> {
     const facts: ImageFacts = { width: row.image_width ?? 0, height: row.image_height ?? 0, frames: row.image_frames ?? 1, thumbnail: true };
+    const thumbs = await makeThumbnails(async () => {
+      const f = await this.storage.open(row.path_id);
+      if (!f) throw new Error('upload vanished');
+      return f.stream;
+    }, facts);
+    for (const [name, data] of thumbs) await this.storage.put(thumbnailKey(row.path_id, name), Readable.from([data]), data.length, 'image/webp');
+  }
+
+  private async thumbnail(row: AttachmentRow): Promise<void> {
     let state = THUMBNAIL_DONE;
     try {
-      const thumbs = await makeThumbnails(async () => {
-        const f = await this.storage.open(row.path_id);
-        if (!f) throw new Error('upload vanished');
-        return f.stream;
-      }, facts);
-      for (const [name, data] of thumbs) await this.storage.put(thumbnailKey(row.path_id, name), Readable.from([data]), data.length, 'image/webp');
+      await this.writeThumbnails(row);
     } catch {
       state = THUMBNAIL_FAILED;
     }

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { AppCtx } from '../domain/context.js';
 
 /**
@@ -9,26 +9,98 @@ import type { AppCtx } from '../domain/context.js';
  * (from Store.stats) and process memory. Served at GET /metrics (outside
  * /api/v1) in the text exposition format. Each app has its own registry, so
  * several servers in one process (tests) do not mix their figures.
+ *
+ * Requests are counted in plain records here (a map lookup and a few
+ * additions per request). prom-client, which formats the exposition, is loaded
+ * with the first scrape, not at start: it holds about 12 MB of resident memory
+ * (P7 of performance.md) that a server nobody scrapes never needs. Its
+ * collectors copy these records at each scrape.
  */
 export class Metrics {
-  readonly registry = new Registry();
-  private readonly requests: Counter<'method' | 'route' | 'status'>;
-  private readonly latency: Histogram<'method' | 'route'>;
-  /** Per "method route status": prom-client's own label-set records, found once (see observe). */
-  private readonly children = new Map<string, Child>();
-  private readonly bounds: readonly number[];
+  private registryPromise: Promise<Registry> | undefined;
+  /** Per "method route status": the number of answers. */
+  private readonly counts = new Map<string, { readonly labels: { method: string; route: string; status: string }; value: number }>();
+  /** Per "method route": the latency histogram (count per bucket, not cumulative, as prom-client keeps it). */
+  private readonly times = new Map<string, { readonly labels: { method: string; route: string }; sum: number; count: number; readonly buckets: number[] }>();
 
-  constructor(app: AppCtx) {
-    const registers = [this.registry];
-    this.requests = new Counter({ name: 'parley_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status.', labelNames: ['method', 'route', 'status'], registers });
-    this.latency = new Histogram({
+  constructor(private readonly app: AppCtx) {}
+
+  /** Records one answered request; route is the pattern (never the raw URL). */
+  observe(method: string, route: string, status: number, ms: number): void {
+    const secs = ms / 1000;
+    const key = `${method} ${route}`;
+    const countKey = `${key} ${status}`;
+    let c = this.counts.get(countKey);
+    if (c === undefined) {
+      c = { labels: { method, route, status: String(status) }, value: 0 };
+      this.counts.set(countKey, c);
+    }
+    c.value += 1;
+    if (!Number.isFinite(secs)) return;
+    let t = this.times.get(key);
+    if (t === undefined) {
+      t = { labels: { method, route }, sum: 0, count: 0, buckets: LATENCY_BUCKETS.map(() => 0) };
+      this.times.set(key, t);
+    }
+    t.sum += secs;
+    t.count += 1;
+    for (let i = 0; i < LATENCY_BUCKETS.length; i++) {
+      if (secs <= LATENCY_BUCKETS[i]!) {
+        t.buckets[i]! += 1;
+        break;
+      }
+    }
+  }
+
+  /** The registry, built (and prom-client loaded) on the first scrape. */
+  registry(): Promise<Registry> {
+    this.registryPromise ??= import('prom-client').then((prom) => this.build(prom));
+    return this.registryPromise;
+  }
+
+  private build(prom: typeof import('prom-client')): Registry {
+    const { Counter, Gauge, Histogram, Registry } = prom;
+    const app = this.app;
+    const counts = this.counts;
+    const times = this.times;
+    const registry = new Registry();
+    const registers = [registry];
+    new Counter({
+      name: 'parley_http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+      collect() {
+        this.reset();
+        for (const c of counts.values()) this.inc(c.labels, c.value);
+      },
+    });
+    new Histogram({
       name: 'parley_http_request_duration_seconds',
       help: 'Time from receiving a request to the end of its response, by method and route pattern.',
       labelNames: ['method', 'route'],
       buckets: LATENCY_BUCKETS,
       registers,
+      collect() {
+        // prom-client has no setter for a histogram's figures: zero each label set, then fill the
+        // record it keeps for it (prom-client 15: sum, count, bucketValues by upper bound).
+        this.reset();
+        for (const t of times.values()) {
+          this.zero(t.labels);
+          const rec = findRecord((this as unknown as Internal).hashMap, t.labels)?.[1];
+          if (rec === undefined || rec.bucketValues === undefined) {
+            // Another prom-client layout: observe each bucket's upper bound (bucket counts exact, sum approximate).
+            t.buckets.forEach((n, i) => {
+              for (let k = 0; k < n; k++) this.observe(t.labels, LATENCY_BUCKETS[i]!);
+            });
+            continue;
+          }
+          rec.sum = t.sum;
+          rec.count = t.count;
+          t.buckets.forEach((n, i) => (rec.bucketValues![LATENCY_BUCKETS[i]!] = n));
+        }
+      },
     });
-    this.bounds = LATENCY_BUCKETS;
     new Gauge({
       name: 'parley_event_queues',
       help: 'Event queues registered (POST /register) and not yet expired or deleted.',
@@ -81,43 +153,7 @@ export class Metrics {
         this.set({ kind: 'external' }, m.external);
       },
     });
-  }
-
-  /**
-   * Records one answered request; route is the pattern (never the raw URL).
-   * prom-client validates and hashes the labels on every inc()/observe(), even
-   * on a labelled child: after the first observation of a label set, update
-   * the record prom-client keeps for it directly (the same fields its observe
-   * updates), and fall back to the public API if that record was replaced.
-   */
-  observe(method: string, route: string, status: number, ms: number): void {
-    const key = `${method} ${route} ${status}`;
-    const secs = ms / 1000;
-    const child = this.children.get(key);
-    const counts = (this.requests as unknown as Internal).hashMap;
-    const times = (this.latency as unknown as Internal).hashMap;
-    if (child !== undefined && counts?.[child.countHash] === child.count && times?.[child.timeHash] === child.time && Number.isFinite(secs)) {
-      child.count.value += 1;
-      const t = child.time;
-      t.sum += secs;
-      t.count += 1;
-      const bounds = this.bounds;
-      for (let i = 0; i < bounds.length; i++) {
-        if (secs <= bounds[i]!) {
-          t.bucketValues[bounds[i]!]! += 1;
-          break;
-        }
-      }
-      return;
-    }
-    const status_ = String(status);
-    this.requests.labels(method, route, status_).inc();
-    this.latency.labels(method, route).observe(secs);
-    const c = findRecord((this.requests as unknown as Internal).hashMap, { method, route, status: status_ });
-    const h = findRecord((this.latency as unknown as Internal).hashMap, { method, route });
-    if (c && h && typeof c[1].value === 'number' && typeof h[1].sum === 'number' && h[1].bucketValues) {
-      this.children.set(key, { countHash: c[0], count: c[1] as Child['count'], timeHash: h[0], time: h[1] as Child['time'] });
-    }
+    return registry;
   }
 }
 
@@ -134,13 +170,6 @@ interface LabelRecord {
 interface Internal {
   hashMap?: Record<string, LabelRecord>;
 }
-interface Child {
-  readonly countHash: string;
-  readonly count: { value: number };
-  readonly timeHash: string;
-  readonly time: { sum: number; count: number; bucketValues: Record<number, number> };
-}
-
 function findRecord(map: Record<string, LabelRecord> | undefined, labels: Record<string, string>): [string, LabelRecord] | undefined {
   if (!map || typeof map !== 'object') return undefined;
   const names = Object.keys(labels);
@@ -165,7 +194,8 @@ export function registerMetricsRoute(fastify: FastifyInstance, app: AppCtx, metr
     if (token && !sameSecret(req.headers.authorization ?? '', `Bearer ${token}`)) {
       return reply.code(401).header('www-authenticate', 'Bearer realm="metrics"').header('content-type', 'text/plain; charset=utf-8').send('Unauthorized\n');
     }
-    const body = await metrics.registry.metrics();
-    return reply.code(200).header('content-type', metrics.registry.contentType).header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').send(body);
+    const registry = await metrics.registry();
+    const body = await registry.metrics();
+    return reply.code(200).header('content-type', registry.contentType).header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').send(body);
   });
 }

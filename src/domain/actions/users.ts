@@ -204,6 +204,17 @@ export async function doDeactivateUser(tx: Tx, user: UserRow): Promise<void> {
   }
 }
 
+/** The groups a user is a direct member of (named and anonymous), by id. */
+function directGroupsOf(tx: Tx, userId: number): Promise<{ id: number; name: string | null }[]> {
+  return tx.db
+    .selectFrom('user_group_members')
+    .innerJoin('user_groups', 'user_groups.id', 'user_group_members.group_id')
+    .select(['user_groups.id', 'user_groups.name'])
+    .where('user_group_members.user_id', '=', userId)
+    .orderBy('user_groups.id')
+    .execute();
+}
+
 /**
  * Restricted guests who cannot access a deactivated user do not get its
  * realm_user update (the event delivery leaves them out), so, as Zulip's
@@ -217,13 +228,7 @@ export async function doDeactivateUser(tx: Tx, user: UserRow): Promise<void> {
  */
 async function emitGroupExitsForBlindGuests(tx: Tx, user: UserRow): Promise<void> {
   if ((await realmRestrictionIn(tx.db, user.realm_id)) === null) return;
-  const direct = await tx.db
-    .selectFrom('user_group_members')
-    .innerJoin('user_groups', 'user_groups.id', 'user_group_members.group_id')
-    .select(['user_groups.id', 'user_groups.name'])
-    .where('user_group_members.user_id', '=', user.id)
-    .orderBy('user_groups.id')
-    .execute();
+  const direct = await directGroupsOf(tx, user.id);
   const everyone = await users.activeUserIds(tx.db, user.realm_id);
   const mark = { __blind_to: user.id };
   for (const g of direct) {
@@ -245,13 +250,7 @@ export async function doReactivateUser(tx: Tx, user: UserRow): Promise<void> {
   const recipients = await emitPersonUpdate(tx, user.realm_id, { user_id: user.id, is_active: true });
   if (user.is_bot) await emitRealmBotUpdate(tx, user, { is_active: true });
   await emitPeerEventsForUserActivity(tx, user, 'peer_add');
-  const direct = await tx.db
-    .selectFrom('user_group_members')
-    .innerJoin('user_groups', 'user_groups.id', 'user_group_members.group_id')
-    .select(['user_groups.id', 'user_groups.name'])
-    .where('user_group_members.user_id', '=', user.id)
-    .orderBy('user_groups.id')
-    .execute();
+  const direct = await directGroupsOf(tx, user.id);
   for (const g of direct) {
     if (g.name !== null) tx.emit(user.realm_id, { type: 'user_group', op: 'add_members', group_id: g.id, user_ids: [user.id] }, recipients);
   }
