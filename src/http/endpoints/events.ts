@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { badRequest } from '../../domain/errors.js';
 import { ROLE_GUEST } from '../../domain/rules/users.js';
 import { checkNarrowForEvents, type NarrowTerm } from '../../events/narrow.js';
+import type { PollAnswer } from '../../events/queues.js';
 import { NO_CAPABILITIES, registerClient, type RegisterOptions } from '../../state/register.js';
 import type { ClientCapabilities } from '../../state/types.js';
 import { endpoint, type AuthedCtx } from '../endpoint.js';
@@ -118,19 +119,25 @@ export const getEvents = endpoint({
     last_event_id: p.int().optional(),
     queue_id: p.str().optional(),
   },
-  handler: async (ctx, v) => {
-    const queues = ctx.app.queues;
+  // Not async: a parked poll then holds only the queue's promise (no wrapper promise per poll).
+  // A synchronous throw reaches the same error handler as a rejection (server.ts calls this from an async function).
+  handler: (ctx, v) => {
     if (v.queue_id === undefined) {
       // Zulip creates a queue here only for non-blocking requests.
       if (!v.dont_block) throw badRequest("Missing 'queue_id' argument");
-      const opts = await queueOptions(ctx, v, v.client_gravatar);
-      return queues.registerAndPollAnswer({ ...opts, userId: ctx.user.id, realmId: ctx.user.realmId, includeSubscribers: false });
+      return registerAndPoll(ctx, v);
     }
     if (v.last_event_id === undefined) throw badRequest("Missing 'last_event_id' argument");
     // The response's 'close' ends a parked poll whose client went away (one shared listener, no closure per poll).
-    return queues.pollAnswer(ctx.user.id, v.queue_id, v.last_event_id, v.dont_block, ctx.reply.raw);
+    return ctx.app.queues.pollAnswer(ctx.user.id, v.queue_id, v.last_event_id, v.dont_block, ctx.reply.raw);
   },
 });
+
+/** GET /events without queue_id (dont_block): a new queue and its (empty) events. */
+async function registerAndPoll(ctx: AuthedCtx, v: QueueInput & { client_gravatar: boolean }): Promise<PollAnswer> {
+  const opts = await queueOptions(ctx, v, v.client_gravatar);
+  return ctx.app.queues.registerAndPollAnswer({ ...opts, userId: ctx.user.id, realmId: ctx.user.realmId, includeSubscribers: false });
+}
 
 export const deleteEvents = endpoint({
   method: 'DELETE',
