@@ -173,6 +173,7 @@ export const ZULIP_NAMES = {
   'POST /messages/:message_id/report': ['Report a message', 'report-message'],
   'PATCH /realm/user_settings_defaults': ['Update realm-level defaults of user settings', 'update-realm-user-settings-defaults'],
   'GET /users/:user_id/channels': ["Get a user's subscribed channels", 'get-user-channels'],
+  'GET /users/:user_id/subscriptions': ["Get a user's subscribed channels (the same, by the path issue 16 names)", 'get-user-channels'],
 };
 
 /** The Markdown page for a route table ({ method, path, auth } entries, in table order). */

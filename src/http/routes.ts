@@ -132,6 +132,7 @@ export const routes: readonly AnyEndpoint[] = [
   subscriptions.getOwnSubscriptionStatus,
   subscriptions.getUserSubscriptionStatus,
   subscriptions.getUserChannels,
+  subscriptions.getUserSubscriptions,
   channelFolders.createChannelFolder,
   channelFolders.listChannelFolders,
   channelFolders.updateChannelFolder,

@@ -285,6 +285,9 @@ describe('GET /users/{user_id}/channels', () => {
     const hamletSees = new Set((expectSuccess(await t.get('/streams', {}, 'hamlet')).streams as { stream_id: number }[]).map((c) => c.stream_id));
     expect(forHamlet).toEqual(own.filter((id) => hamletSees.has(id)));
     expectError(await t.get('/users/424242/channels', {}, 'hamlet'), 400, 'BAD_REQUEST', 'No such user');
+    // The same answers by /users/{id}/subscriptions.
+    expect(expectSuccess(await t.get(`/users/${othello.id}/subscriptions`, {}, 'hamlet'))).toEqual({ result: 'success', msg: '', subscribed_channel_ids: forHamlet });
+    expectError(await t.get('/users/424242/subscriptions', {}, 'hamlet'), 400, 'BAD_REQUEST', 'No such user');
     expectError(await t.get('/users/abc/channels', {}, 'hamlet'), 404, 'BAD_REQUEST', 'Not Found');
   });
 });

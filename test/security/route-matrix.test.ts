@@ -121,6 +121,7 @@ const RULES: Record<string, Rule> = {
   'POST /messages/:message_id/report': { params: { report_type: 'spam' } },
   'PATCH /realm/user_settings_defaults': { ...admin, params: { enter_sends: true } },
   'GET /users/:user_id/channels': any,
+  'GET /users/:user_id/subscriptions': any,
   'GET /scheduled_messages': any,
   'POST /scheduled_messages': any,
   'PATCH /scheduled_messages/:scheduled_message_id': any,

@@ -378,3 +378,12 @@ export const getUserChannels = endpoint({
     return { subscribed_channel_ids: visible.sort((a, b) => a - b) };
   },
 });
+
+/**
+ * GET /users/{user_id}/subscriptions: issue 16 names the listing of another user's channels by
+ * this path; Zulip's own path is /users/{user_id}/channels (above). The same answer under both.
+ */
+export const getUserSubscriptions = endpoint({
+  ...getUserChannels,
+  path: '/users/:user_id/subscriptions',
+});
