@@ -41,55 +41,47 @@ const push: Body = (p) => {
 
 const tagPush: Body = (p) => pushTagMessage(str(p, 'user_name'), str(p, 'ref').replace('refs/tags/', ''), null, at(p, 'checkout_sha') ? 'pushed' : 'removed');
 
+/** The fields every issue and merge-request message reads from `object_attributes` (the title last, as before). */
+const attributes = (p: unknown, action: string) => ({
+  userName: issueUser(p),
+  action,
+  url: str(p, 'object_attributes', 'url'),
+  number: int(p, 'object_attributes', 'iid'),
+});
+const titleOf = (p: unknown, includeTitle: boolean) => (includeTitle ? str(p, 'object_attributes', 'title') : null);
+/** A merge request's branches, shown only for the action that names them. */
+const branches = (p: unknown, shown: boolean) => ({
+  targetBranch: shown ? str(p, 'object_attributes', 'source_branch') : null,
+  baseBranch: shown ? str(p, 'object_attributes', 'target_branch') : null,
+});
+
 const issueCreated: Body = (p, includeTitle) => {
   let description = optStr(p, 'object_attributes', 'description');
   // Hidden (possibly multi-line) HTML comments are dropped.
   if (description) description = description.replace(/<!--[\s\S]*?-->/g, '').trimEnd();
-  return prOrIssueMessage({
-    userName: issueUser(p),
-    action: 'created',
-    url: str(p, 'object_attributes', 'url'),
-    number: int(p, 'object_attributes', 'iid'),
-    message: description || null,
-    assignees: assignees(p),
-    type: 'issue',
-    title: includeTitle ? str(p, 'object_attributes', 'title') : null,
-  });
+  return prOrIssueMessage({ ...attributes(p, 'created'), message: description || null, assignees: assignees(p), type: 'issue', title: titleOf(p, includeTitle) });
 };
 
 const issueAction =
   (action: string): Body =>
   (p, includeTitle) =>
-    prOrIssueMessage({ userName: issueUser(p), action, url: str(p, 'object_attributes', 'url'), number: int(p, 'object_attributes', 'iid'), type: 'issue', title: includeTitle ? str(p, 'object_attributes', 'title') : null });
+    prOrIssueMessage({ ...attributes(p, action), type: 'issue', title: titleOf(p, includeTitle) });
 
 const mrAction =
   (action: string): Body =>
   (p, includeTitle) =>
-    prOrIssueMessage({
-      userName: issueUser(p),
-      action,
-      url: str(p, 'object_attributes', 'url'),
-      number: int(p, 'object_attributes', 'iid'),
-      targetBranch: action === 'merged' ? str(p, 'object_attributes', 'source_branch') : null,
-      baseBranch: action === 'merged' ? str(p, 'object_attributes', 'target_branch') : null,
-      type: 'MR',
-      title: includeTitle ? str(p, 'object_attributes', 'title') : null,
-    });
+    prOrIssueMessage({ ...attributes(p, action), ...branches(p, action === 'merged'), type: 'MR', title: titleOf(p, includeTitle) });
 
 const mrOpenOrUpdated =
   (action: string): Body =>
   (p, includeTitle) =>
     prOrIssueMessage({
-      userName: issueUser(p),
-      action,
-      url: str(p, 'object_attributes', 'url'),
-      number: int(p, 'object_attributes', 'iid'),
-      targetBranch: action === 'created' ? str(p, 'object_attributes', 'source_branch') : null,
-      baseBranch: action === 'created' ? str(p, 'object_attributes', 'target_branch') : null,
+      ...attributes(p, action),
+      ...branches(p, action === 'created'),
       message: optStr(p, 'object_attributes', 'description'),
       assignees: assignees(p),
       type: 'MR',
-      title: includeTitle ? str(p, 'object_attributes', 'title') : null,
+      title: titleOf(p, includeTitle),
     });
 
 const mrUpdated: Body = (p, includeTitle) => (at(p, 'object_attributes', 'oldrev') ? mrAction('added commit(s) to')(p, includeTitle) : mrOpenOrUpdated('updated')(p, includeTitle));
