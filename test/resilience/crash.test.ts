@@ -1,5 +1,4 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -8,7 +7,7 @@ import { createRequire } from 'node:module';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PG_ADMIN_URL, storeKind } from '../support/server.js';
+import { createPgDatabase, storeKind } from '../support/server.js';
 
 /**
  * Crash safety: the built server (`node <dist>/src/main.js`) takes a write
@@ -195,20 +194,9 @@ beforeAll(async () => {
   if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} was not built`);
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-crash-'));
   if (storeKind() === 'postgres') {
-    const name = `parley_crash_${process.pid}_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(PG_ADMIN_URL);
-    url.pathname = '/' + name;
-    databaseUrl = url.toString();
-    dropDb = async () => {
-      const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    };
+    const created = await createPgDatabase('parley_crash');
+    databaseUrl = created.url;
+    dropDb = created.drop;
   }
   port = await freePort();
 }, 300_000);

@@ -109,3 +109,20 @@ export function ownerFromZuliprc(dataDir: string): { email: string; key: string 
   const rc = fs.readFileSync(path.join(dataDir, 'zuliprc'), 'utf8');
   return { email: /email=(.*)/.exec(rc)![1]!.trim(), key: /key=(.*)/.exec(rc)![1]!.trim() };
 }
+
+/**
+ * Creates `<name>@<domain>` users through `creator` (as the owner) and fetches each API key
+ * through `keyFrom`, so the user exists for both processes; refuses anything but 200.
+ */
+export async function createUsers<N extends string>(creator: Node, keyFrom: Node, owner: string, names: readonly N[], password: string, domain: string): Promise<Record<N, { id: number; email: string; auth: string }>> {
+  const users = {} as Record<N, { id: number; email: string; auth: string }>;
+  for (const name of names) {
+    const email = `${name}@${domain}`;
+    const created = await api(creator, 'POST', '/users', { email, password, full_name: name }, owner);
+    if (created.status !== 200) throw new Error(`POST /users ${email}: ${created.status} ${JSON.stringify(created.body)}`);
+    const key = await api(keyFrom, 'POST', '/fetch_api_key', { username: email, password });
+    if (key.status !== 200) throw new Error(`fetch_api_key ${email}: ${key.status} ${JSON.stringify(key.body)}`);
+    users[name] = { id: created.body.user_id, email, auth: basic(email, key.body.api_key) };
+  }
+  return users;
+}

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeRedisPrefix } from '../../src/scale/redis.js';
-import { PG_ADMIN_URL, TEST_REDIS_URL } from '../support/server.js';
-import { api, basic, buildOnce, ownerFromZuliprc, startNode, stopNode, type Node } from './cluster-support.js';
+import { createPgDatabase, TEST_REDIS_URL } from '../support/server.js';
+import { api, basic, createUsers, buildOnce, ownerFromZuliprc, startNode, stopNode, type Node } from './cluster-support.js';
 
 /**
  * Scale-out acceptance: several Parley processes on one PostgreSQL database
@@ -14,7 +13,7 @@ import { api, basic, buildOnce, ownerFromZuliprc, startNode, stopNode, type Node
  */
 
 const PASSWORD = 'scale-Test-pa55word';
-const dbName = `parley_scale_${process.pid}_${randomBytes(4).toString('hex')}`;
+let database: { url: string; drop: () => Promise<void> };
 const prefix = `parley:test:scale:${randomBytes(6).toString('hex')}:`;
 const nodes: Node[] = [];
 let A: Node;
@@ -22,16 +21,6 @@ let B: Node;
 let env: Record<string, string>;
 let owner: string;
 const users: Record<'hamlet' | 'cordelia' | 'othello', { id: number; email: string; auth: string }> = {} as never;
-
-async function adminQuery(q: string): Promise<void> {
-  const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(q);
-  } finally {
-    await c.end();
-  }
-}
 
 async function start(name: string, extra: Record<string, string> = {}): Promise<Node> {
   const n = await startNode(name, { ...env, ...extra });
@@ -41,11 +30,9 @@ async function start(name: string, extra: Record<string, string> = {}): Promise<
 
 beforeAll(async () => {
   buildOnce();
-  await adminQuery(`CREATE DATABASE ${dbName}`);
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = '/' + dbName;
+  database = await createPgDatabase('parley_scale');
   env = {
-    PARLEY_DATABASE_URL: url.toString(),
+    PARLEY_DATABASE_URL: database.url,
     PARLEY_REDIS_URL: TEST_REDIS_URL,
     PARLEY_REDIS_PREFIX: prefix,
     PARLEY_OWNER_PASSWORD: PASSWORD,
@@ -59,20 +46,13 @@ beforeAll(async () => {
   B = await start('b');
   const o = ownerFromZuliprc(A.dataDir);
   owner = basic(o.email, o.key);
-  for (const name of ['hamlet', 'cordelia', 'othello'] as const) {
-    const email = `${name}@scale.test`;
-    const created = await api(A, 'POST', '/users', { email, password: PASSWORD, full_name: name }, owner);
-    expect(created.status).toBe(200);
-    const key = await api(B, 'POST', '/fetch_api_key', { username: email, password: PASSWORD });
-    expect(key.status).toBe(200);
-    users[name] = { id: created.body.user_id, email, auth: basic(email, key.body.api_key) };
-  }
+  Object.assign(users, await createUsers(A, B, owner, ['hamlet', 'cordelia', 'othello'] as const, PASSWORD, 'scale.test'));
 }, 300_000);
 
 afterAll(async () => {
   for (const n of nodes) await stopNode(n);
   await purgeRedisPrefix(TEST_REDIS_URL, prefix);
-  await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await database?.drop();
 });
 
 describe('several processes on PostgreSQL and Redis', () => {

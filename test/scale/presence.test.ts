@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeRedisPrefix } from '../../src/scale/redis.js';
-import { PG_ADMIN_URL, TEST_REDIS_URL } from '../support/server.js';
-import { api, basic, BUILD_DIR, buildOnce, ownerFromZuliprc, startNode, stopNode, type Node } from './cluster-support.js';
+import { createPgDatabase, TEST_REDIS_URL } from '../support/server.js';
+import { api, basic, createUsers, BUILD_DIR, buildOnce, ownerFromZuliprc, startNode, stopNode, type Node } from './cluster-support.js';
 
 /**
  * Two Parley processes on one PostgreSQL database and one Redis: presence
@@ -14,7 +13,7 @@ import { api, basic, BUILD_DIR, buildOnce, ownerFromZuliprc, startNode, stopNode
 
 const PASSWORD = 'scale-Test-pa55word';
 const RATE_LIMIT = 40;
-const dbName = `parley_scale_presence_${process.pid}_${randomBytes(4).toString('hex')}`;
+let database: { url: string; drop: () => Promise<void> };
 const prefix = `parley:test:scale-presence:${randomBytes(6).toString('hex')}:`;
 const nodes: Node[] = [];
 let A: Node;
@@ -23,24 +22,12 @@ let owner: string;
 type Name = 'hamlet' | 'cordelia' | 'othello' | 'iago';
 const users: Record<Name, { id: number; email: string; auth: string }> = {} as never;
 
-async function adminQuery(q: string): Promise<void> {
-  const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(q);
-  } finally {
-    await c.end();
-  }
-}
-
 beforeAll(async () => {
   // Its own build directory: cluster.test.ts may be building into the default one at the same time.
   const main = buildOnce(BUILD_DIR + '-presence');
-  await adminQuery(`CREATE DATABASE ${dbName}`);
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = '/' + dbName;
+  database = await createPgDatabase('parley_scale_presence');
   const env = {
-    PARLEY_DATABASE_URL: url.toString(),
+    PARLEY_DATABASE_URL: database.url,
     PARLEY_REDIS_URL: TEST_REDIS_URL,
     PARLEY_REDIS_PREFIX: prefix,
     PARLEY_OWNER_PASSWORD: PASSWORD,
@@ -56,20 +43,13 @@ beforeAll(async () => {
   nodes.push(B);
   const o = ownerFromZuliprc(A.dataDir);
   owner = basic(o.email, o.key);
-  for (const name of ['hamlet', 'cordelia', 'othello', 'iago'] as const) {
-    const email = `${name}@scale.test`;
-    const created = await api(A, 'POST', '/users', { email, password: PASSWORD, full_name: name }, owner);
-    expect(created.status).toBe(200);
-    const key = await api(B, 'POST', '/fetch_api_key', { username: email, password: PASSWORD });
-    expect(key.status).toBe(200);
-    users[name] = { id: created.body.user_id, email, auth: basic(email, key.body.api_key) };
-  }
+  Object.assign(users, await createUsers(A, B, owner, ['hamlet', 'cordelia', 'othello', 'iago'] as const, PASSWORD, 'scale.test'));
 }, 300_000);
 
 afterAll(async () => {
   for (const n of nodes) await stopNode(n);
   await purgeRedisPrefix(TEST_REDIS_URL, prefix);
-  await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await database?.drop();
 });
 
 const report = (n: Node, who: Name, params: Record<string, unknown>) => api(n, 'POST', '/users/me/presence', { status: 'active', ...params }, users[who].auth);

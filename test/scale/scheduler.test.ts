@@ -5,7 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeRedisPrefix } from '../../src/scale/redis.js';
-import { PG_ADMIN_URL, TEST_REDIS_URL } from '../support/server.js';
+import { createPgDatabase, TEST_REDIS_URL } from '../support/server.js';
 import { api, basic, buildOnce, ownerFromZuliprc, ROOT, startNode, stopNode, type Node } from './cluster-support.js';
 
 /**
@@ -18,7 +18,7 @@ import { api, basic, buildOnce, ownerFromZuliprc, ROOT, startNode, stopNode, typ
  */
 
 const PASSWORD = 'sched-Test-pa55word';
-const dbName = `parley_sched_${process.pid}_${randomBytes(4).toString('hex')}`;
+let database: { url: string; drop: () => Promise<void> };
 const prefix = `parley:test:sched:${randomBytes(6).toString('hex')}:`;
 const nodes: Node[] = [];
 let main = '';
@@ -26,16 +26,6 @@ let env: Record<string, string>;
 let dbUrl = '';
 let hamlet = '';
 let channelId = 0;
-
-async function adminQuery(q: string): Promise<void> {
-  const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(q);
-  } finally {
-    await c.end();
-  }
-}
 
 async function dbQuery<T>(q: string, params: unknown[] = []): Promise<T[]> {
   const c = new pg.Client({ connectionString: dbUrl });
@@ -66,10 +56,8 @@ const pending = async (): Promise<number> =>
 
 beforeAll(async () => {
   main = buildOnce(path.join(ROOT, 'node_modules/.cache/parley-scheduler-build'));
-  await adminQuery(`CREATE DATABASE ${dbName}`);
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = '/' + dbName;
-  dbUrl = url.toString();
+  database = await createPgDatabase('parley_sched');
+  dbUrl = database.url;
   env = {
     PARLEY_DATABASE_URL: dbUrl,
     PARLEY_REDIS_URL: TEST_REDIS_URL,
@@ -98,7 +86,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const n of nodes) await stopNode(n);
   await purgeRedisPrefix(TEST_REDIS_URL, prefix);
-  await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await database?.drop();
 });
 
 describe('scheduled delivery across processes', () => {

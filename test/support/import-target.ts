@@ -1,12 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import pino from 'pino';
 import { buildApp, type App } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { basicAuth, formBody, PG_ADMIN_URL, storeKind } from './server.js';
+import { basicAuth, createPgDatabase, formBody, storeKind } from './server.js';
 
 /** A server on a new, empty database (no organization): what `parley import` starts from. */
 export interface ImportTarget {
@@ -24,20 +22,9 @@ export async function emptyTarget(): Promise<ImportTarget> {
   let databaseUrl: string | undefined;
   let drop = async (): Promise<void> => {};
   if (storeKind() === 'postgres') {
-    const name = `parley_imp_${process.pid}_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(PG_ADMIN_URL);
-    url.pathname = '/' + name;
-    databaseUrl = url.toString();
-    drop = async () => {
-      const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    };
+    const created = await createPgDatabase('parley_imp');
+    databaseUrl = created.url;
+    drop = created.drop;
   }
   const config = loadConfig({}, { dataDir, databaseUrl, externalHost: 'zulip.testserver', passwordHashCost: 'fast', logLevel: 'silent', rateLimitPerUser: 0, rateLimitPerIp: 0, schedulerEnabled: false });
   const app = await buildApp(config, { logger: pino({ level: 'silent' }) });

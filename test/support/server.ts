@@ -90,8 +90,9 @@ const FIXTURES: { name: FixtureName; email: string; fullName: string; role: numb
 
 export const FIXTURE_PASSWORD = 'fixture-Pa55word!';
 
-async function createPgDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `parley_t_${process.pid}_${randomBytes(4).toString('hex')}`;
+/** A new, empty PostgreSQL database on the test server's cluster; `prefix` names what made it. */
+export async function createPgDatabase(prefix = 'parley_t'): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
