@@ -29,6 +29,15 @@ function cpuMs(pid) {
   }
 }
 
+function groupAlive(pgid) {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function rssMb(pid) {
   return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 }
@@ -59,6 +68,9 @@ async function start(cmd, args, dataDir, { detached = false } = {}) {
       if (detached) process.kill(-child.pid, 'SIGTERM');
       else child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
+      // `npm start` can exit before the server it started has closed its database: wait until
+      // the whole process group is gone, or removing the data directory races the server's last writes.
+      while (detached && groupAlive(child.pid)) await new Promise((r) => setTimeout(r, 10));
     },
   };
 }
