@@ -60,7 +60,7 @@ const BATCH = 20;
 /** Most of an answer kept (the rest is not read). */
 const MAX_ANSWER_BYTES = 1_048_576;
 
-const GENERIC = 1;
+/** Service.interface: 1 generic (Zulip's GENERIC, the default), 2 Slack-compatible. */
 const SLACK = 2;
 
 class AlreadySettled extends Error {}

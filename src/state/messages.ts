@@ -239,7 +239,7 @@ export const messagesModule: StateModule = {
   fetchTypes: ['message', 'update_message_flags', 'starred_messages', 'recent_private_conversations'],
   eventTypes: ['message', 'update_message_flags', 'update_message', 'delete_message', 'subscription', 'user_topic'],
   async fetch(ctx) {
-    const { app, user, want, capabilities } = ctx;
+    const { app, user, want } = ctx;
     const db = app.db;
     const out: Record<string, unknown> = {};
     // Independent reads, concurrent on PostgreSQL (SQLite runs them one after the other anyway).

@@ -36,7 +36,7 @@ import {
   topicParticipantIds,
 } from '../../store/messages.js';
 import type { MessageRelations } from '../../store/message-relations.js';
-import { realmById, type RealmRow } from '../../store/realms.js';
+import type { RealmRow } from '../../store/realms.js';
 import { usersInRealm, type UserRow } from '../../store/users.js';
 import { doSetUserTopicPolicy } from './user-topics.js';
 import { messageViewFor } from './message-events.js';

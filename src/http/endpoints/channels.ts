@@ -55,7 +55,6 @@ import {
   checkGroupValueIds,
   createGroupParams,
   descriptionParam,
-  principalsSchema,
   readRetention,
   readTopicsPolicy,
   retentionParam,

@@ -12,7 +12,6 @@ import { MAX_MESSAGE_LENGTH } from '../../domain/rules/markdown/index.js';
 import { realmSettings } from '../../domain/rules/realm-settings.js';
 import { presentMessage } from '../../presenters/message.js';
 import { loadMessageRelations } from '../../store/message-relations.js';
-import { realmById } from '../../store/realms.js';
 import { linkifiersForRealm } from '../../domain/access/linkifiers.js';
 import { endpoint } from '../endpoint.js';
 import { p } from '../params.js';
