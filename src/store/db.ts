@@ -32,6 +32,14 @@ export interface Store {
   readonly stats: { queries: number; queryMs?: number };
   /** Counts writes to users and realms; the auth cache is dropped when it moves. */
   readonly userWrites: WriteWatchPlugin;
+  /** Counts writes to user_messages (raw statements included); the max_message_id memo (state/user-extras.ts) is dropped when it moves. */
+  readonly userMessageWrites: WriteWatchPlugin;
+  /**
+   * SQLite only: PRAGMA data_version, which moves when another connection (another
+   * process: the CLI) commits; undefined while this connection has a transaction open.
+   * Counted as a statement. PostgreSQL: absent (other processes commit unseen).
+   */
+  readonly dataVersion?: () => number | undefined;
   close(): Promise<void>;
 }
 
@@ -51,14 +59,15 @@ export function openStore(opts: StoreOptions): Store {
     }
   };
   const userWrites = new WriteWatchPlugin(new Set(['users', 'realms']));
-  const plugins = [userWrites];
+  const userMessageWrites = new WriteWatchPlugin(new Set(['user_messages']));
+  const plugins = [userWrites, userMessageWrites];
   const url = opts.databaseUrl;
   if (url && /^postgres(ql)?:\/\//.test(url)) {
     const pool = new (pgModule().Pool)({ connectionString: url, max: opts.poolSize ?? 10 });
     // A connection that dies in the pool must not crash the process.
     pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log, plugins });
-    return { db, dialect: 'postgres', stats, userWrites, close: () => db.destroy() };
+    return { db, dialect: 'postgres', stats, userWrites, userMessageWrites, close: () => db.destroy() };
   }
   let file: string;
   if (url === ':memory:') file = ':memory:';
@@ -109,13 +118,24 @@ export function openStore(opts: StoreOptions): Store {
       stats.queryMs += performance.now() - started;
     }
   });
+  const dataVersionStmt = sqlite.prepare('PRAGMA data_version').pluck();
+  const dataVersion = (): number | undefined => {
+    if (sqlite.inTransaction) return undefined;
+    const started = performance.now();
+    try {
+      return dataVersionStmt.get() as number;
+    } finally {
+      stats.queries++;
+      stats.queryMs += performance.now() - started;
+    }
+  };
   // WAL checkpoints in a worker thread once the WAL grows (sqlite-checkpointer.ts).
   const checkpointer = file === ':memory:' ? undefined : startCheckpointer(sqlite, file);
   const close = async (): Promise<void> => {
     await checkpointer?.stop();
     await db.destroy();
   };
-  return { db, dialect: 'sqlite', stats, userWrites, close };
+  return { db, dialect: 'sqlite', stats, userWrites, userMessageWrites, dataVersion, close };
 }
 
 /**

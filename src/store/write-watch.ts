@@ -20,7 +20,7 @@ export class WriteWatchPlugin implements KyselyPlugin {
     const node = args.node;
     if (node.kind === 'InsertQueryNode' || node.kind === 'UpdateQueryNode' || node.kind === 'DeleteQueryNode') {
       if (this.touches(node)) this.bump();
-    }
+    } else if (node.kind === 'RawNode' && this.rawTouches(node)) this.bump();
     return node;
   }
 
@@ -36,6 +36,17 @@ export class WriteWatchPlugin implements KyselyPlugin {
   private bump(): void {
     this.writes++;
     for (const l of this.listeners) l();
+  }
+
+  /**
+   * A raw statement (sql`...`: the batch insert of a send's user_messages rows
+   * is one) is a write to a watched table when its text starts with INSERT
+   * INTO / UPDATE / DELETE FROM that table.
+   */
+  private rawTouches(node: RootOperationNode): boolean {
+    const text = (node as unknown as { sqlFragments: readonly string[] }).sqlFragments[0] ?? '';
+    const m = /^\s*(?:insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+"?(\w+)/i.exec(text);
+    return m !== null && this.tables.has(m[1]!.toLowerCase());
   }
 
   private touches(node: RootOperationNode): boolean {
