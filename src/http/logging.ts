@@ -55,14 +55,16 @@ export function registerRequestLogging(fastify: FastifyInstance, app: AppCtx, me
   fastify.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
     // API routes note their pattern (server.ts); Request.routeOptions builds a new object on every read.
     const r = req as { parleyRoute?: string; parleyUserId?: number };
-    const route = r.parleyRoute ?? req.routeOptions.url ?? 'unmatched';
-    const ms = reply.elapsedTime;
-    const status = reply.statusCode;
-    metrics.observe(req.method, route, status, ms);
-    const log = app.log;
-    if (log.isLevelEnabled('info')) {
-      log.info({ reqId: req.id, method: req.method, route, status, ms: Math.round(ms * 100) / 100, userId: r.parleyUserId }, 'request');
-    }
+    logRequest(app, metrics, req.id, req.method, r.parleyRoute ?? req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime, r.parleyUserId);
     done();
   });
+}
+
+/** The request's metrics and log line: the one place both the Fastify path and the lean path (server.ts) go through. */
+export function logRequest(app: AppCtx, metrics: Metrics, reqId: string, method: string, route: string, status: number, ms: number, userId: number | undefined): void {
+  metrics.observe(method, route, status, ms);
+  const log = app.log;
+  if (log.isLevelEnabled('info')) {
+    log.info({ reqId, method, route, status, ms: Math.round(ms * 100) / 100, userId }, 'request');
+  }
 }

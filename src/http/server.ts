@@ -1,3 +1,4 @@
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
@@ -8,6 +9,7 @@ import type { AnyEndpoint, AuthedCtx, Method, PublicCtx, UploadedFile } from './
 import { paramParser, type ParamDefs } from './params.js';
 import { routes } from './routes.js';
 import { updateSettings } from './endpoints/settings.js';
+import { getOwnUser } from './endpoints/users.js';
 import { checkJsonCsrf, keepSessionAfterPasswordChange, registerSessionRoutes, requireSession, sessionOf, type SessionAuth } from './sessions.js';
 import { registerWebApp } from './web.js';
 import { registerAvatarFiles } from './avatar-files.js';
@@ -15,7 +17,7 @@ import { registerEmojiData } from './emoji-data.js';
 import { registerUploadFiles } from './upload-files.js';
 import { discardStaged, stageStream, type StagedFile } from '../files/staging.js';
 import { registerClientCompat } from './client-compat.js';
-import { genRequestId, loggableError, noteUser, registerRequestLogging } from './logging.js';
+import { genRequestId, loggableError, logRequest, noteUser, registerRequestLogging } from './logging.js';
 import { Metrics, registerMetricsRoute } from './metrics.js';
 import { PollAnswer } from '../events/queues.js';
 import type { Caller } from '../domain/context.js';
@@ -101,8 +103,10 @@ async function authenticateMemo(app: AppCtx, memo: Map<string, AuthMemo>, header
 
 export function sendError(reply: FastifyReply, err: JsonableError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-  return sendJson(reply, err.status, { result: 'error', msg: err.message, code: err.code, ...err.data });
+  return sendJson(reply, err.status, errorFields(err));
 }
+
+const errorFields = (err: JsonableError): Record<string, unknown> => ({ result: 'error', msg: err.message, code: err.code, ...err.data });
 
 /** POST /user_uploads under /api/v1 or the web app's /json mirror. */
 const isStagedUploadUrl = (url: string): boolean => /^\/(?:api\/v1|json)\/user_uploads\/?(?:\?|$)/.test(url);
@@ -180,9 +184,16 @@ const RATE_LIMIT_EXEMPT = new Set(['GET /events', 'DELETE /events']);
  */
 async function applyRateLimit(app: AppCtx, reply: FastifyReply, key: string, limit: number): Promise<void> {
   if (limit <= 0) return;
+  const r = await consumeRateLimit(app, key, limit);
+  reply.headers(r.headers);
+  if (r.error) throw r.error;
+}
+
+/** One use of the key: the X-RateLimit-* headers, and the 429 when over the limit (both paths: applyRateLimit, the lean path). */
+async function consumeRateLimit(app: AppCtx, key: string, limit: number): Promise<{ headers: Record<string, string>; error: JsonableError | undefined }> {
   const r = await app.limiter.consume(key, limit, 60);
-  reply.headers({ 'x-ratelimit-limit': String(limit), 'x-ratelimit-remaining': String(r.remaining), 'x-ratelimit-reset': String(r.resetAt) });
-  if (!r.allowed) throw rateLimited(r.retryAfter);
+  const headers = { 'x-ratelimit-limit': String(limit), 'x-ratelimit-remaining': String(r.remaining), 'x-ratelimit-reset': String(r.resetAt) };
+  return { headers, error: r.allowed ? undefined : rateLimited(r.retryAfter) };
 }
 
 /**
@@ -264,8 +275,91 @@ function answer(reply: FastifyReply, ignored: readonly string[], result: Record<
   return sendSuccessRaw(reply, successBody(result, ignored));
 }
 
+/** Answers a request itself and says true, or says false and leaves it to Fastify. */
+type LeanPath = (req: IncomingMessage, res: ServerResponse) => boolean;
+/** Requests the lean path answered (tests check that it was taken). */
+export const leanStats = { answered: 0 };
+
+/**
+ * GET /api/v1/users/me answered straight from node:http, ahead of Fastify's
+ * routing, Request/Reply objects and hooks (P1: they cost about as much as the
+ * rest of the request). Only the plain case: exactly that URL (no query
+ * string), GET, no body, and a caller the auth memo already holds. Anything
+ * else (HEAD, parameters, new or changed credentials, /json and its session,
+ * a trailing slash) goes to Fastify, which answers as always.
+ *
+ * The answer is the Fastify path's, byte for byte: status; headers in the same
+ * order (X-Request-Id, X-RateLimit-*, an error's own headers, the common
+ * headers, Content-Length); body; log line and metrics. It goes through the same
+ * functions: memoizedAuth, consumeRateLimit, the endpoint's handler,
+ * successBody / errorFields, logRequest. test/http/lean-path.test.ts compares
+ * the two paths. The handler of GET /users/me reads only ctx.app, ctx.user and
+ * ctx.userRow, so no Fastify request or reply is made for it.
+ */
+function leanPath(app: AppCtx, authMemo: Map<string, AuthMemo>, metrics: Metrics): LeanPath {
+  const ep = getOwnUser;
+  const route = API_PREFIX + ep.path;
+  const parse = paramParser(ep.params as ParamDefs);
+  const limit = app.config.rateLimitPerUser;
+  const respond = async (req: IncomingMessage, res: ServerResponse, reqId: string, started: number, caller: Caller, row: UserRow): Promise<void> => {
+    const headers: Record<string, string | number> = { 'x-request-id': reqId };
+    let status = 200;
+    let body: string;
+    try {
+      if (limit > 0) {
+        const r = await consumeRateLimit(app, `api:user:${caller.id}`, limit);
+        Object.assign(headers, r.headers);
+        if (r.error) throw r.error;
+      }
+      const ctx = { app, req: undefined, reply: undefined, files: [], rawBody: undefined, clientName: clientNameOf(req.headers['user-agent']), user: caller, userRow: row };
+      const parsed = parse({ body: NO_FIELDS, query: NO_FIELDS, path: NO_FIELDS });
+      body = successBody(await ep.handler(ctx as never, parsed.values as never), parsed.ignored);
+    } catch (err) {
+      // As the error handler of buildHttpServer answers an error thrown inside a handler.
+      if (err instanceof JsonableError) {
+        Object.assign(headers, err.headers);
+        status = err.status;
+        body = JSON.stringify(errorFields(err)) + '\n';
+      } else {
+        app.log.error({ reqId, method: 'GET', route, error: loggableError(err) }, 'unhandled error');
+        status = 500;
+        body = JSON.stringify({ result: 'error', msg: 'Internal server error' }) + '\n';
+      }
+    }
+    Object.assign(headers, COMMON_HEADERS);
+    // Errors go through Fastify's send there (sendJson), which adds the charset to a JSON string body.
+    if (status !== 200) headers['content-type'] = 'application/json; charset=utf-8';
+    headers['content-length'] = Buffer.byteLength(body);
+    res.writeHead(status, headers);
+    res.end(body);
+    logRequest(app, metrics, reqId, 'GET', route, status, performance.now() - started, caller.id);
+  };
+  return (req, res) => {
+    if (req.method !== 'GET' || req.url !== route || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) return false;
+    const auth = memoizedAuth(app, authMemo, req.headers.authorization);
+    if (auth === undefined) return false;
+    const started = performance.now();
+    leanStats.answered++;
+    respond(req, res, genRequestId(req), started, auth.caller, auth.row).catch(() => res.destroy());
+    return true;
+  };
+}
+
 export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = {}): Promise<FastifyInstance> {
+  let lean: LeanPath | undefined;
   const fastify = Fastify({
+    // The HTTP server Fastify would make (same timeouts), with the lean path ahead of Fastify's handler.
+    serverFactory: (handler, opts) => {
+      const o = opts as { http?: http.ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
+      const server = http.createServer(o.http ?? {}, (req, res) => {
+        if (lean === undefined || !lean(req, res)) handler(req, res);
+      });
+      server.keepAliveTimeout = o.keepAliveTimeout;
+      server.requestTimeout = o.requestTimeout;
+      server.setTimeout(o.connectionTimeout);
+      if (o.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = o.maxRequestsPerSocket;
+      return server;
+    },
     logger: opts.logger === false ? false : (app.log as never),
     bodyLimit: BODY_LIMIT,
     // X-Request-Id from a proxy when well-formed, else ours; echoed on every response (logging.ts).
@@ -333,6 +427,7 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
   const byPath = new Map<string, Set<Method>>();
   const seen = new Map<string, string>();
   const authMemo = new Map<string, AuthMemo>();
+  lean = leanPath(app, authMemo, metrics);
   for (const ep of routes) {
     const shape = ep.path.replace(/:[A-Za-z_]+/g, ':');
     const key = `${ep.method} ${shape}`;
