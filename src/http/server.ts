@@ -10,6 +10,7 @@ import { paramParser, type ParamDefs } from './params.js';
 import { routes } from './routes.js';
 import { updateSettings } from './endpoints/settings.js';
 import { getOwnUser } from './endpoints/users.js';
+import { getEvents } from './endpoints/events.js';
 import { checkJsonCsrf, keepSessionAfterPasswordChange, registerSessionRoutes, requireSession, sessionOf, type SessionAuth } from './sessions.js';
 import { registerWebApp } from './web.js';
 import { registerAvatarFiles } from './avatar-files.js';
@@ -264,15 +265,20 @@ function mount(fastify: FastifyInstance, app: AppCtx, ep: AnyEndpoint, authMemo:
 
 /** Sends a handler's result: the success body, or nothing when the handler answered itself (raw). */
 function answer(reply: FastifyReply, ignored: readonly string[], result: Record<string, unknown>): FastifyReply {
+  if (!(result instanceof PollAnswer) && 'raw' in result && result.raw === true) return reply;
+  return sendSuccessRaw(reply, answerBody(ignored, result));
+}
+
+/** The success body of a handler's result (both paths: answer, the lean path). */
+function answerBody(ignored: readonly string[], result: Record<string, unknown>): string {
   if (result instanceof PollAnswer) {
     // GET /events: the events are JSON already; splice them into Zulip's body.
     let body = '{"result":"success","msg":"","events":' + result.eventsJson;
     if (result.queue_id !== undefined) body += ',"queue_id":' + JSON.stringify(result.queue_id);
     if (ignored.length) body += ',"ignored_parameters_unsupported":' + JSON.stringify(ignored);
-    return sendSuccessRaw(reply, body + '}\n');
+    return body + '}\n';
   }
-  if ('raw' in result && result.raw === true) return reply;
-  return sendSuccessRaw(reply, successBody(result, ignored));
+  return successBody(result, ignored);
 }
 
 /** Answers a request itself and says true, or says false and leaves it to Fastify. */
@@ -281,39 +287,48 @@ type LeanPath = (req: IncomingMessage, res: ServerResponse) => boolean;
 export const leanStats = { answered: 0 };
 
 /**
- * GET /api/v1/users/me answered straight from node:http, ahead of Fastify's
- * routing, Request/Reply objects and hooks (P1: they cost about as much as the
- * rest of the request). Only the plain case: exactly that URL (no query
- * string), GET, no body, and a caller the auth memo already holds. Anything
- * else (HEAD, parameters, new or changed credentials, /json and its session,
- * a trailing slash) goes to Fastify, which answers as always.
+ * GET /api/v1/users/me and GET /api/v1/events answered straight from node:http,
+ * ahead of Fastify's routing, Request/Reply objects and hooks (P1, P5, P6: they
+ * cost about as much as the rest of the request, and a parked poll held them).
+ * Only the plain case: GET, no body, a caller the auth memo already holds, and
+ * for /users/me no query string, for /events a query string of plain
+ * characters (letters, digits, . _ : ~ -) with each name once, which any
+ * query-string parser reads alike. Anything else (HEAD, other parameters,
+ * new or changed credentials, /json and its session, a trailing slash) goes to
+ * Fastify, which answers as always.
  *
  * The answer is the Fastify path's, byte for byte: status; headers in the same
  * order (X-Request-Id, X-RateLimit-*, an error's own headers, the common
  * headers, Content-Length); body; log line and metrics. It goes through the same
- * functions: memoizedAuth, consumeRateLimit, the endpoint's handler,
- * successBody / errorFields, logRequest. test/http/lean-path.test.ts compares
- * the two paths. The handler of GET /users/me reads only ctx.app, ctx.user and
- * ctx.userRow, so no Fastify request or reply is made for it.
+ * functions: memoizedAuth, consumeRateLimit, the parameter parser, the
+ * endpoint's handler, answerBody / errorFields, logRequest.
+ * test/http/lean-path.test.ts compares the two paths. These two handlers read
+ * only ctx.app, ctx.user, ctx.userRow and (GET /events) ctx.reply.raw, so no
+ * Fastify request or reply is made for them.
  */
 function leanPath(app: AppCtx, authMemo: Map<string, AuthMemo>, metrics: Metrics): LeanPath {
-  const ep = getOwnUser;
-  const route = API_PREFIX + ep.path;
-  const parse = paramParser(ep.params as ParamDefs);
-  const limit = app.config.rateLimitPerUser;
-  const respond = async (req: IncomingMessage, res: ServerResponse, reqId: string, started: number, caller: Caller, row: UserRow): Promise<void> => {
+  const lean = (ep: AnyEndpoint, withQuery: boolean) => ({
+    ep,
+    route: API_PREFIX + ep.path,
+    withQuery,
+    parse: paramParser(ep.params as ParamDefs),
+    limit: RATE_LIMIT_EXEMPT.has(`${ep.method} ${ep.path}`) ? 0 : app.config.rateLimitPerUser,
+  });
+  type Lean = ReturnType<typeof lean>;
+  const byPath = new Map<string, Lean>([getOwnUser, getEvents].map((ep) => [API_PREFIX + ep.path, lean(ep, ep === getEvents)]));
+  const respond = async (l: Lean, query: Record<string, string>, req: IncomingMessage, res: ServerResponse, reqId: string, started: number, caller: Caller, row: UserRow): Promise<void> => {
     const headers: Record<string, string | number> = { 'x-request-id': reqId };
     let status = 200;
     let body: string;
     try {
-      if (limit > 0) {
-        const r = await consumeRateLimit(app, `api:user:${caller.id}`, limit);
+      if (l.limit > 0) {
+        const r = await consumeRateLimit(app, `api:user:${caller.id}`, l.limit);
         Object.assign(headers, r.headers);
         if (r.error) throw r.error;
       }
-      const ctx = { app, req: undefined, reply: undefined, files: [], rawBody: undefined, clientName: clientNameOf(req.headers['user-agent']), user: caller, userRow: row };
-      const parsed = parse({ body: NO_FIELDS, query: NO_FIELDS, path: NO_FIELDS });
-      body = successBody(await ep.handler(ctx as never, parsed.values as never), parsed.ignored);
+      const ctx = { app, req: undefined, reply: { raw: res }, files: [], rawBody: undefined, clientName: clientNameOf(req.headers['user-agent']), user: caller, userRow: row };
+      const parsed = l.parse({ body: NO_FIELDS, query, path: NO_FIELDS });
+      body = answerBody(parsed.ignored, await l.ep.handler(ctx as never, parsed.values as never));
     } catch (err) {
       // As the error handler of buildHttpServer answers an error thrown inside a handler.
       if (err instanceof JsonableError) {
@@ -321,7 +336,7 @@ function leanPath(app: AppCtx, authMemo: Map<string, AuthMemo>, metrics: Metrics
         status = err.status;
         body = JSON.stringify(errorFields(err)) + '\n';
       } else {
-        app.log.error({ reqId, method: 'GET', route, error: loggableError(err) }, 'unhandled error');
+        app.log.error({ reqId, method: 'GET', route: l.route, error: loggableError(err) }, 'unhandled error');
         status = 500;
         body = JSON.stringify({ result: 'error', msg: 'Internal server error' }) + '\n';
       }
@@ -332,17 +347,43 @@ function leanPath(app: AppCtx, authMemo: Map<string, AuthMemo>, metrics: Metrics
     headers['content-length'] = Buffer.byteLength(body);
     res.writeHead(status, headers);
     res.end(body);
-    logRequest(app, metrics, reqId, 'GET', route, status, performance.now() - started, caller.id);
+    logRequest(app, metrics, reqId, 'GET', l.route, status, performance.now() - started, caller.id);
   };
   return (req, res) => {
-    if (req.method !== 'GET' || req.url !== route || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) return false;
+    if (req.method !== 'GET' || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) return false;
+    const url = req.url!;
+    const q = url.indexOf('?');
+    const l = byPath.get(q < 0 ? url : url.slice(0, q));
+    if (l === undefined) return false;
+    let query = NO_FIELDS;
+    if (q >= 0) {
+      if (!l.withQuery) return false;
+      const parsed = plainQuery(url, q + 1);
+      if (parsed === undefined) return false;
+      query = parsed;
+    }
     const auth = memoizedAuth(app, authMemo, req.headers.authorization);
     if (auth === undefined) return false;
     const started = performance.now();
     leanStats.answered++;
-    respond(req, res, genRequestId(req), started, auth.caller, auth.row).catch(() => res.destroy());
+    respond(l, query, req, res, genRequestId(req), started, auth.caller, auth.row).catch(() => res.destroy());
     return true;
   };
+}
+
+const PLAIN_QUERY = /^[A-Za-z0-9._:~-]+=[A-Za-z0-9._:~-]*$/;
+
+/** name=value&... of plain characters, each name once (read alike by any parser), or undefined. */
+function plainQuery(url: string, from: number): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const part of url.slice(from).split('&')) {
+    if (!PLAIN_QUERY.test(part)) return undefined;
+    const eq = part.indexOf('=');
+    const name = part.slice(0, eq);
+    if (name in out || name === '__proto__') return undefined;
+    out[name] = part.slice(eq + 1);
+  }
+  return out;
 }
 
 export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = {}): Promise<FastifyInstance> {

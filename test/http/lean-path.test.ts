@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basicAuth, startTestServer, type TestServer } from '../support/server.js';
+import { basicAuth, expectSuccess, startTestServer, type TestServer } from '../support/server.js';
 import { leanStats } from '../../src/http/server.js';
 
 // GET /api/v1/users/me is answered ahead of Fastify when plain (src/http/server.ts leanPath).
@@ -59,14 +59,14 @@ async function logged(t: TestServer, fn: () => Promise<unknown>): Promise<Record
   return lines;
 }
 
-async function both(t: TestServer, base: string, headers: Record<string, string>): Promise<{ lean: Raw; fastify: Raw; lines: Record<string, unknown>[] }> {
+async function both(t: TestServer, base: string, headers: Record<string, string>, path = '/api/v1/users/me', query = ''): Promise<{ lean: Raw; fastify: Raw; lines: Record<string, unknown>[] }> {
   let lean!: Raw;
   let fastify!: Raw;
   const lines = await logged(t, async () => {
     const before = leanStats.answered;
-    lean = await send(base, '/api/v1/users/me', headers);
+    lean = await send(base, path + query, headers);
     expect(leanStats.answered).toBe(before + 1);
-    fastify = await send(base, '/api/v1/users/me/', headers);
+    fastify = await send(base, path + '/' + query, headers);
     expect(leanStats.answered).toBe(before + 1);
   });
   return { lean, fastify, lines };
@@ -100,12 +100,51 @@ describe('the lean path answers GET /api/v1/users/me exactly as Fastify does', (
     expect(comparable(lean)).toEqual(comparable(fastify));
   });
 
+  it('GET /events: events, an unknown queue, a missing parameter, an ignored parameter', async () => {
+    const headers = { authorization: basicAuth(t.users.hamlet) };
+    await send(base, '/api/v1/users/me', headers);
+    const reg = expectSuccess(await t.post('/register', { event_types: JSON.stringify(['typing']) }, 'hamlet'));
+    expectSuccess(await t.post('/typing', { op: 'start', to: JSON.stringify([t.users.hamlet.id]) }, 'cordelia'));
+    const q = `?queue_id=${reg.queue_id}&last_event_id=-1&dont_block=true`;
+    expect(q).toMatch(/^\?[A-Za-z0-9._:~=&-]+$/); // plain: the lean path takes it
+    const events = await both(t, base, headers, '/api/v1/events', q);
+    expect(events.lean.status).toBe(200);
+    expect(JSON.parse(events.lean.body).events).toHaveLength(1);
+    expect(comparable(events.lean)).toEqual(comparable(events.fastify));
+    expect(events.lines[0]).toEqual(events.lines[1]);
+    expect(events.lines[0]).toMatchObject({ method: 'GET', route: '/api/v1/events', status: 200, userId: t.users.hamlet.id });
+    for (const query of ['?queue_id=nope&last_event_id=-1&dont_block=true', `?queue_id=${reg.queue_id}`, `${q}&whatever=1`]) {
+      const r = await both(t, base, headers, '/api/v1/events', query);
+      expect(comparable(r.lean)).toEqual(comparable(r.fastify));
+      expect(r.lines[0]).toEqual(r.lines[1]);
+    }
+  });
+
+  it('GET /events: a parked poll answered when an event arrives, on both paths', async () => {
+    const headers = { authorization: basicAuth(t.users.othello) };
+    await send(base, '/api/v1/users/me', headers);
+    const a = expectSuccess(await t.post('/register', { event_types: JSON.stringify(['typing']) }, 'othello'));
+    const b = expectSuccess(await t.post('/register', { event_types: JSON.stringify(['typing']) }, 'othello'));
+    const before = leanStats.answered;
+    const lean = send(base, `/api/v1/events?queue_id=${a.queue_id}&last_event_id=-1`, headers);
+    const fastify = send(base, `/api/v1/events/?queue_id=${b.queue_id}&last_event_id=-1`, headers);
+    await new Promise((r) => setTimeout(r, 50));
+    expectSuccess(await t.post('/typing', { op: 'start', to: JSON.stringify([t.users.othello.id]) }, 'cordelia'));
+    const [l, f] = await Promise.all([lean, fastify]);
+    expect(leanStats.answered).toBe(before + 1);
+    expect(JSON.parse(l.body).events[0].type).toBe('typing');
+    const noQueue = (r: Raw): Raw => ({ ...comparable(r), body: r.body.replace(/"queue_id":"[^"]*"/, '') });
+    expect(noQueue(l)).toEqual(noQueue(f));
+  });
+
   it('what is not plain goes to Fastify: a query string, HEAD, unknown credentials', async () => {
     const before = leanStats.answered;
     const auth = { authorization: basicAuth(t.users.hamlet) };
     expect((await send(base, '/api/v1/users/me?x=1', auth)).body).toContain('"ignored_parameters_unsupported":["x"]');
     expect((await send(base, '/api/v1/users/me', { authorization: basicAuth({ email: t.users.hamlet.email, apiKey: 'a'.repeat(32) }) })).status).toBe(401);
     expect((await send(base, '/api/v1/users/me', {})).status).toBe(401);
+    expect((await send(base, '/api/v1/events?queue_id=a%3Ab&last_event_id=-1&dont_block=true', auth)).status).toBe(400);
+    expect((await send(base, '/api/v1/events?queue_id=a&queue_id=b&last_event_id=-1&dont_block=true', auth)).status).toBe(400);
     expect(leanStats.answered).toBe(before);
   });
 });
@@ -132,8 +171,13 @@ describe('with rate limits on', () => {
     const over = await both(t, base, headers);
     expect(over.lean.status).toBe(429);
     expect(JSON.parse(over.lean.body).code).toBe('RATE_LIMIT_HIT');
-    // Retry-After and retry-after in the body are seconds left: equal within one second.
-    const strip = (r: Raw): Raw => ({ ...comparable(r), headers: comparable(r).headers.filter(([k]) => k !== 'retry-after'), body: r.body.replace(/"retry-after":[0-9.]+/, '') });
+    // Retry-After and retry-after in the body are seconds left (so is the body's length): equal within one second.
+    for (const r of [over.lean, over.fastify]) expect(r.headers.find(([k]) => k === 'content-length')![1]).toBe(String(Buffer.byteLength(r.body)));
+    const strip = (r: Raw): Raw => ({
+      ...comparable(r),
+      headers: comparable(r).headers.map(([k, v]) => [k, k === 'retry-after' || k === 'content-length' ? '' : v] as [string, string]),
+      body: r.body.replace(/"retry-after":[0-9.e-]+/, ''),
+    });
     expect(strip(over.lean)).toEqual(strip(over.fastify));
     expect(over.lines[0]).toEqual(over.lines[1]);
     expect(over.lines[0]).toMatchObject({ status: 429 });
