@@ -31,8 +31,7 @@ import {
   conversationExists,
   firstTopicMessageId,
   groupRecipientId,
-  insertMessage,
-  insertUserMessages,
+  insertMessageWithRows,
   recipientId,
   topicParticipantIds,
 } from '../../store/messages.js';
@@ -431,9 +430,8 @@ async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, anno
   const accessMayChange = !a.channel && restrictingGroupId(realm.settings) !== null && a.participants.some((u) => u.role === ROLE_GUEST);
   const id = await groupCommit(app, async (tx) => {
     const access = accessMayChange ? await accessBefore(tx, realm.id, app) : undefined;
-    const id = await insertMessage(tx.db, row);
     const ums = a.recipients.map((user_id) => ({ user_id, flags: flagsFor(user_id) }));
-    await insertUserMessages(tx.db, id, ums);
+    const id = await insertMessageWithRows(tx.db, row, ums);
     if (access) await emitAccessChanges(app, tx, realm.id, access);
     if (a.channel) await afterChannelSend(tx, a.channel, id);
     // Uploads the message links become its attachments (only when it links one: no statement otherwise).
