@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from './db.js';
+import { directRead } from './prepared.js';
 import type { TxDb } from '../domain/context.js';
 import type { ChannelTable, SubscriptionTable } from './channels-schema.js';
 
@@ -14,12 +15,18 @@ export const isStorableId = (id: number): boolean => Number.isSafeInteger(id) &&
 
 export function channelById(db: AnyDb, realmId: number, id: number): Promise<ChannelRow | undefined> {
   if (!isStorableId(id)) return Promise.resolve(undefined);
-  return db.selectFrom('channels').selectAll().where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
+  // Every channel send reads it: straight on the connection on SQLite (store/prepared.ts directRead).
+  return directRead<ChannelRow>(db, 'SELECT * FROM channels WHERE realm_id = ? AND id = ?', [realmId, id], () =>
+    db.selectFrom('channels').selectAll().where('realm_id', '=', realmId).where('id', '=', id).execute(),
+  ).then((rows) => rows[0]);
 }
 
 /** Case-insensitive, as Zulip's get_stream (names are unique per realm regardless of case). */
 export function channelByName(db: AnyDb, realmId: number, name: string): Promise<ChannelRow | undefined> {
-  return db.selectFrom('channels').selectAll().where('realm_id', '=', realmId).where('name_lower', '=', name.toLowerCase()).executeTakeFirst();
+  const lower = name.toLowerCase();
+  return directRead<ChannelRow>(db, 'SELECT * FROM channels WHERE realm_id = ? AND name_lower = ?', [realmId, lower], () =>
+    db.selectFrom('channels').selectAll().where('realm_id', '=', realmId).where('name_lower', '=', lower).execute(),
+  ).then((rows) => rows[0]);
 }
 
 export async function channelsByNames(db: AnyDb, realmId: number, names: readonly string[]): Promise<Map<string, ChannelRow>> {

@@ -105,14 +105,45 @@ export function openStore(opts: StoreOptions): Store {
     },
   };
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), log, plugins });
-  // Prepared reads (store/prepared.ts) may run straight on the connection, counted like any statement.
+  // While a transaction is open (it holds Kysely's connection across awaits: under a
+  // sustained send load, the group commit's nearly always), a read on the main
+  // connection would see its uncommitted writes, and one through Kysely waits for
+  // the whole transaction. A second, read-only connection reads the last committed
+  // state now instead (WAL readers never wait for the writer): the same answer as
+  // reading just before that transaction began, which is what waiting for the
+  // connection would give if the scheduler had let this read go first.
+  // Opened on first need; :memory: databases cannot be shared, so they wait as before.
+  let reader: { prepare(sql: string): SQLite.Statement; close(): void } | undefined;
+  const openReader = (): typeof reader => {
+    const conn = new SQLite(file, { readonly: true, fileMustExist: true });
+    conn.pragma('busy_timeout = 5000');
+    conn.pragma('cache_size = -16384');
+    conn.pragma('mmap_size = 268435456');
+    conn.pragma('temp_store = MEMORY');
+    const cache = new Map<string, SQLite.Statement>();
+    return {
+      close: () => conn.close(),
+      prepare(sql: string): SQLite.Statement {
+        let stmt = cache.get(sql);
+        if (!stmt) {
+          stmt = conn.prepare(sql);
+          if (cache.size >= 500) cache.clear();
+          cache.set(sql, stmt);
+        }
+        return stmt;
+      },
+    };
+  };
+  // Prepared reads (store/prepared.ts) may run straight on a connection, counted like any statement.
   directReaders.set(db, (sql, parameters) => {
-    // Inside a transaction (which holds Kysely's connection across awaits) a read would see its
-    // uncommitted writes: the caller goes through Kysely instead and waits its turn.
-    if (sqlite.inTransaction) return undefined;
+    let conn: { prepare(sql: string): SQLite.Statement } = database;
+    if (sqlite.inTransaction) {
+      if (file === ':memory:') return undefined;
+      conn = reader ??= openReader()!;
+    }
     const started = performance.now();
     try {
-      return database.prepare(sql).all(parameters as unknown[]);
+      return conn.prepare(sql).all(parameters as unknown[]);
     } finally {
       stats.queries++;
       stats.queryMs += performance.now() - started;
@@ -133,16 +164,19 @@ export function openStore(opts: StoreOptions): Store {
   const checkpointer = file === ':memory:' ? undefined : startCheckpointer(sqlite, file);
   const close = async (): Promise<void> => {
     await checkpointer?.stop();
+    reader?.close();
     await db.destroy();
   };
   return { db, dialect: 'sqlite', stats, userWrites, userMessageWrites, dataVersion, close };
 }
 
 /**
- * For SQLite handles: runs a read statement synchronously on the connection,
- * outside Kysely's executor (its connection mutex, logger and plugin chain
- * cost more than a small indexed read itself), or answers undefined when it
- * cannot (a transaction is open). PostgreSQL handles have none.
+ * For SQLite handles: runs a read statement synchronously, outside Kysely's
+ * executor (its connection mutex, logger and plugin chain cost more than a
+ * small indexed read itself), on the main connection or, while a transaction
+ * holds it, on a read-only one (the last committed state); answers undefined
+ * when it cannot (a :memory: database during a transaction). PostgreSQL
+ * handles have none.
  */
 export type DirectReader = (sql: string, parameters: readonly unknown[]) => unknown[] | undefined;
 export const directReaders = new WeakMap<Db, DirectReader>();

@@ -4,6 +4,7 @@ import type { TxDb } from '../domain/context.js';
 import type { MessageTable, ReactionTable } from './messages-schema.js';
 import { isStorableId } from './channels.js';
 import { dialectOf } from './migrations/helpers.js';
+import { directRead } from './prepared.js';
 
 type AnyDb = Db | TxDb;
 export type MessageRow = Selectable<MessageTable>;
@@ -22,25 +23,58 @@ export async function insertMessage(db: AnyDb, row: Insertable<MessageTable>): P
 }
 
 /**
- * Batch insert of per-user rows (a send's recipients): one statement whatever
+ * A message's per-user rows (a send's recipients): one statement whatever
  * their number, with a short constant SQL text. The rows go as one JSON
- * parameter (SQLite, json_each) or three arrays (PostgreSQL, unnest) rather
+ * parameter (SQLite, json_each) or two arrays (PostgreSQL, unnest) rather
  * than a VALUES list of 3 placeholders a row: building and compiling that
  * list in Kysely cost ~100 us a send for 50 recipients (more than SQLite's
  * own insert work for the parameters), and on PostgreSQL every recipient
  * count was another statement text to parse and plan.
  */
-export async function insertUserMessages(db: AnyDb, rows: readonly { user_id: number; message_id: number; flags: number }[]): Promise<void> {
+export async function insertUserMessages(db: AnyDb, messageId: number, rows: readonly { user_id: number; flags: number }[]): Promise<void> {
   if (rows.length === 0) return;
   if (dialectOf(db as never) === 'postgres') {
     const users = rows.map((r) => r.user_id);
-    const messages = rows.map((r) => r.message_id);
     const flags = rows.map((r) => r.flags);
-    await sql`INSERT INTO user_messages (user_id, message_id, flags) SELECT * FROM unnest(${users}::integer[], ${messages}::integer[], ${flags}::integer[])`.execute(db);
+    await sql`INSERT INTO user_messages (user_id, message_id, flags) SELECT u, ${messageId}::integer, f FROM unnest(${users}::integer[], ${flags}::integer[]) AS t(u, f)`.execute(db);
     return;
   }
-  const triples = JSON.stringify(rows.map((r) => [r.user_id, r.message_id, r.flags]));
-  await sql`INSERT INTO user_messages (user_id, message_id, flags) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(${triples})`.execute(db);
+  // Each row as one integer, user_id * 2^16 + flags (ids < 2^31, flags < 2^12: exact, under
+  // 2^53). Reading three fields out of a JSON array per row (`value ->> n` parses the row's
+  // text each time) cost a third of the instructions of a send's two inserts and its share
+  // of COMMIT (callgrind, docs/performance.md "Sends: statements and the read connection").
+  const packed = JSON.stringify(
+    rows.map((r) => {
+      if (!(r.flags >= 0 && r.flags < PACK && r.user_id > 0 && r.user_id < 2 ** 31)) throw new Error(`insertUserMessages: cannot pack user ${r.user_id}, flags ${r.flags}`);
+      return r.user_id * PACK + r.flags;
+    }),
+  );
+  await sql`INSERT INTO user_messages (user_id, message_id, flags) SELECT value >> 16, ${messageId}, value & 65535 FROM json_each(${packed})`.execute(db);
+}
+const PACK = 2 ** 16;
+
+/**
+ * A message and its per-user rows. On PostgreSQL one statement (a
+ * data-modifying CTE: one round trip instead of two inside the send's
+ * transaction, which holds a pooled connection meanwhile); on SQLite the two
+ * inserts above (statements there cost no round trip).
+ */
+export async function insertMessageWithRows(db: AnyDb, row: Insertable<MessageTable>, rows: readonly { user_id: number; flags: number }[]): Promise<number> {
+  if (dialectOf(db as never) !== 'postgres' || rows.length === 0) {
+    const id = await insertMessage(db, row);
+    await insertUserMessages(db, id, rows);
+    return id;
+  }
+  const cols = Object.keys(row) as (keyof typeof row)[];
+  const users = rows.map((r) => r.user_id);
+  const flags = rows.map((r) => r.flags);
+  const r = await sql<{ id: number }>`WITH m AS (
+      INSERT INTO messages (${sql.join(cols.map((c) => sql.ref(c)))}) VALUES (${sql.join(cols.map((c) => row[c]))}) RETURNING id
+    ), um AS (
+      INSERT INTO user_messages (user_id, message_id, flags) SELECT t.u, m.id, t.f FROM m, unnest(${users}::integer[], ${flags}::integer[]) AS t(u, f)
+    )
+    SELECT id FROM m`.execute(db);
+  return r.rows[0]!.id;
 }
 
 /** Rows for users who did not have one yet (a move into a channel with protected history, historical rows). */
@@ -198,6 +232,13 @@ export function topicMessages(
 
 /** The oldest message of a topic, or undefined when the topic has none (excluding some ids). */
 export async function firstTopicMessageId(db: AnyDb, recipientId: number, topicKey: string, excluding: readonly number[] = []): Promise<number | undefined> {
+  if (excluding.length === 0) {
+    // Every channel send asks (is the topic new?): straight on the connection on SQLite (store/prepared.ts directRead).
+    const rows = await directRead<{ id: number }>(db, 'SELECT id FROM messages WHERE recipient_id = ? AND topic_key = ? ORDER BY id LIMIT 1', [recipientId, topicKey], () =>
+      db.selectFrom('messages').select('id').where('recipient_id', '=', recipientId).where('topic_key', '=', topicKey).orderBy('id').limit(1).execute(),
+    );
+    return rows[0]?.id;
+  }
   let q = db.selectFrom('messages').select('id').where('recipient_id', '=', recipientId).where('topic_key', '=', topicKey);
   if (excluding.length) q = q.where('id', 'not in', [...excluding]);
   const r = await q.orderBy('id').limit(1).executeTakeFirst();

@@ -46,3 +46,21 @@ export function prepared<R, A extends readonly number[]>(arity: A['length'], bui
 
 /** Placeholders are SENTINEL, SENTINEL - 1, ...: numbers no id, count or limit is. */
 const SENTINEL = -7_300_917_000;
+
+/**
+ * A read written as SQLite SQL text, run straight on the connection when the
+ * handle has a direct reader (store/db.ts: SQLite, not a transaction), else
+ * `otherwise` (the same query through Kysely: PostgreSQL, a transaction).
+ * For hot reads whose parameters are not all numbers (prepared() needs
+ * numbers): `sqliteSql` must select exactly what `otherwise` does.
+ */
+export function directRead<R>(db: AnyDb, sqliteSql: string, parameters: readonly unknown[], otherwise: () => Promise<R[]>): Promise<R[]> {
+  const direct = directReaders.get(db as Db);
+  if (!direct) return otherwise();
+  try {
+    const rows = direct(sqliteSql, parameters);
+    return rows === undefined ? otherwise() : Promise.resolve(rows as R[]);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}

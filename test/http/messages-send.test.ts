@@ -314,7 +314,9 @@ describe('POST /messages: the number of SQL statements does not grow with recipi
     const nSmall = await count(small);
     const nBig = await count(big);
     expect(nBig).toBe(nSmall);
-    expect(nSmall).toBe(8);
+    // Channel, sender's groups, the topic's first message, subscribers, BEGIN, the message, its
+    // rows, COMMIT; on PostgreSQL the message and its rows are one statement (one round trip).
+    expect(nSmall).toBe(t.app.ctx.store.dialect === 'postgres' ? 7 : 8);
     const rows = await t.app.ctx.db.selectFrom('user_messages').select('user_id').where('message_id', '=', (await t.app.ctx.db.selectFrom('messages').select('id').orderBy('id', 'desc').limit(1).executeTakeFirstOrThrow()).id).execute();
     expect(rows.length).toBe(200);
   });

@@ -26,12 +26,12 @@ import { messageAvatarUrl, presentMessage } from '../../presenters/message.js';
 import { channelById, channelByName, isStorableId, type ChannelRow } from '../../store/channels.js';
 import { userTopicRow } from '../../store/channel-extras.js';
 import { nowSeconds } from '../../store/db.js';
+import { directRead } from '../../store/prepared.js';
 import {
   conversationExists,
   firstTopicMessageId,
   groupRecipientId,
-  insertMessage,
-  insertUserMessages,
+  insertMessageWithRows,
   recipientId,
   topicParticipantIds,
 } from '../../store/messages.js';
@@ -177,16 +177,20 @@ async function addressChannel(app: AppCtx, sender: UserRow, realm: RealmRow, set
     topicError = err;
   }
   const first = topicError === undefined ? firstTopicMessageId(app.db, ch.recipient_id!, topicKey(topic)) : Promise.resolve(undefined);
-  const subsQuery = app.db
-    .selectFrom('subscriptions')
-    .innerJoin('users', 'users.id', 'subscriptions.user_id')
-    // Joined here rather than read apart: the send path's statement count stays constant.
-    .leftJoin('muted_users', (j) => j.onRef('muted_users.user_id', '=', 'subscriptions.user_id').on('muted_users.muted_user_id', '=', sender.id))
-    .select(['subscriptions.user_id', 'subscriptions.is_muted', 'muted_users.user_id as muter'])
-    .where('subscriptions.channel_id', '=', ch.id)
-    .where('subscriptions.active', '=', 1)
-    .where('users.is_active', '=', 1)
-    .execute();
+  const channelId = ch.id;
+  // Straight on the connection on SQLite (store/prepared.ts directRead): every channel send reads it.
+  const subsQuery = directRead<{ user_id: number; is_muted: number; muter: number | null }>(app.db, SUBSCRIBERS_SQLITE, [sender.id, channelId], () =>
+    app.db
+      .selectFrom('subscriptions')
+      .innerJoin('users', 'users.id', 'subscriptions.user_id')
+      // Joined here rather than read apart: the send path's statement count stays constant.
+      .leftJoin('muted_users', (j) => j.onRef('muted_users.user_id', '=', 'subscriptions.user_id').on('muted_users.muted_user_id', '=', sender.id))
+      .select(['subscriptions.user_id', 'subscriptions.is_muted', 'muted_users.user_id as muter'])
+      .where('subscriptions.channel_id', '=', channelId)
+      .where('subscriptions.active', '=', 1)
+      .where('users.is_active', '=', 1)
+      .execute(),
+  );
   // Whatever is thrown first below, the other reads must not reject unobserved.
   first.catch(() => {});
   subsQuery.catch(() => {});
@@ -213,6 +217,12 @@ async function addressChannel(app: AppCtx, sender: UserRow, realm: RealmRow, set
     muters: new Set(subs.filter((s) => s.muter !== null).map((s) => s.user_id)),
   };
 }
+
+/** The Kysely query of addressChannel in SQLite text: active subscribers of a channel (?2), each with whether it muted the sender (?1). */
+const SUBSCRIBERS_SQLITE = `SELECT s.user_id, s.is_muted, mu.user_id AS muter FROM subscriptions s
+  JOIN users u ON u.id = s.user_id
+  LEFT JOIN muted_users mu ON mu.user_id = s.user_id AND mu.muted_user_id = ?
+  WHERE s.channel_id = ? AND s.active = 1 AND u.is_active = 1`;
 
 /** A realm permission stored in the settings JSON (absent: the default group, everyone for DM settings). */
 const storedGroup = (settings: RealmSettings, name: string): number | undefined => (typeof settings[name] === 'number' ? (settings[name] as number) : undefined);
@@ -420,9 +430,8 @@ async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, anno
   const accessMayChange = !a.channel && restrictingGroupId(realm.settings) !== null && a.participants.some((u) => u.role === ROLE_GUEST);
   const id = await groupCommit(app, async (tx) => {
     const access = accessMayChange ? await accessBefore(tx, realm.id, app) : undefined;
-    const id = await insertMessage(tx.db, row);
-    const ums = a.recipients.map((user_id) => ({ user_id, message_id: id, flags: flagsFor(user_id) }));
-    await insertUserMessages(tx.db, ums);
+    const ums = a.recipients.map((user_id) => ({ user_id, flags: flagsFor(user_id) }));
+    const id = await insertMessageWithRows(tx.db, row, ums);
     if (access) await emitAccessChanges(app, tx, realm.id, access);
     if (a.channel) await afterChannelSend(tx, a.channel, id);
     // Uploads the message links become its attachments (only when it links one: no statement otherwise).

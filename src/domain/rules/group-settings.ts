@@ -4,6 +4,7 @@ import type { TxDb } from '../context.js';
 import { badRequest, JsonableError } from '../errors.js';
 import { nowSeconds } from '../../store/db.js';
 import { isPossibleId } from './ids.js';
+import { directRead } from '../../store/prepared.js';
 
 type AnyDb = Db | TxDb;
 
@@ -68,15 +69,24 @@ export async function recursiveMemberIds(db: AnyDb, groupId: number): Promise<nu
 
 /** The ids of every group the user belongs to, directly or through subgroups. One query. */
 export async function groupIdsContainingUser(db: AnyDb, userId: number): Promise<Set<number>> {
-  const rows = await sql<{ id: number }>`
+  // Every channel send checks a group setting: straight on the connection on SQLite (store/prepared.ts directRead).
+  const rows = await directRead<{ id: number }>(db, GROUPS_CONTAINING_USER_SQLITE, [userId], async () =>
+    (await sql<{ id: number }>`
     WITH RECURSIVE up(id) AS (
       SELECT group_id FROM user_group_members WHERE user_id = ${userId}
       UNION
       SELECT s.supergroup_id FROM user_group_subgroups s JOIN up ON s.subgroup_id = up.id
     )
-    SELECT id FROM up`.execute(db);
-  return new Set(rows.rows.map((r) => Number(r.id)));
+    SELECT id FROM up`.execute(db)).rows,
+  );
+  return new Set(rows.map((r) => Number(r.id)));
 }
+const GROUPS_CONTAINING_USER_SQLITE = `WITH RECURSIVE up(id) AS (
+  SELECT group_id FROM user_group_members WHERE user_id = ?
+  UNION
+  SELECT s.supergroup_id FROM user_group_subgroups s JOIN up ON s.subgroup_id = up.id
+)
+SELECT id FROM up`;
 
 /** The wire form of a stored setting: an id for named groups, the object for anonymous ones. */
 export async function presentGroupSetting(db: AnyDb, groupId: number): Promise<GroupSettingValue> {
