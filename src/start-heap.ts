@@ -18,4 +18,8 @@ v8.setFlagsFromString('--semi-space-growth-factor=1');
 /** Called once the server listens. */
 export function startupDone(): void {
   v8.setFlagsFromString(`--semi-space-growth-factor=${DEFAULT_GROWTH_FACTOR}`);
+  // The bundle's loader (src/code-cache.ts) writes V8's code cache now, with V8's flags
+  // back to the defaults it compiled under (V8 rejects a cache made under other flags).
+  const cacheHook = (globalThis as Record<symbol, unknown>)[Symbol.for('parley.startupDone')];
+  if (typeof cacheHook === 'function') cacheHook();
 }
