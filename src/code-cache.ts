@@ -72,10 +72,12 @@ export interface BundleRun {
 }
 
 /**
- * Compiles and runs a CommonJS bundle as Node would (require, module,
- * __filename, __dirname), with `__parleyImportMetaUrl` for the bundle's
- * import.meta.url. The bundle must not use import() (tools/bundle-server.mjs
- * turns it into require()). Without a usable cache, the cache is written shortly after
+ * Runs the bundle: an ASCII file holding one function expression, called
+ * with CommonJS's arguments (exports, require, module, __filename, __dirname)
+ * and the bundle's URL for its import.meta.url (tools/bundle-server.mjs). It is
+ * compiled as it is: wrapping it here would keep a second copy of its 3 MB in
+ * the heap. The bundle must not use import() (the bundler turns it into
+ * require()). Without a usable cache, the cache is written shortly after
  * the bundle reports that the server listens (STARTED_HOOK), or never if it
  * does not.
  */
@@ -83,12 +85,7 @@ export function runBundle(bundleFile: string, cacheFile = `${bundleFile}.cache`)
   const bytes = fs.readFileSync(bundleFile);
   const sourceHash = sha256(bytes);
   const cachedData = readCodeCache(cacheFile, sourceHash);
-  // The wrapper's first line is not the bundle's: lineOffset keeps stack traces on the bundle's lines.
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname, __parleyImportMetaUrl) {\n${bytes.toString('utf8')}\n})`, {
-    filename: bundleFile,
-    lineOffset: -1,
-    cachedData,
-  });
+  const script = new vm.Script(bytes.toString('utf8'), { filename: bundleFile, cachedData });
   const cacheUsed = cachedData !== undefined && script.cachedDataRejected !== true;
   const run: BundleRun = { cacheUsed, saveCodeCache: () => writeCodeCache(cacheFile, sourceHash, script.createCachedData()) };
   if (!cacheUsed) {

@@ -28,7 +28,9 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 function bundleSource(tag: string, n = 300): string {
   const fns = Array.from({ length: n }, (_, i) => `function f${i}(x) { return x + ${i}; }`).join('\n');
   const calls = Array.from({ length: n }, (_, i) => `s = f${i}(s);`).join(' ');
-  return `${fns}\nlet s = 0; ${calls}\nconsole.log(JSON.stringify({ tag: ${JSON.stringify(tag)}, s, url: __parleyImportMetaUrl, file: __filename, req: typeof require }));\n`;
+  const body = `${fns}\nlet s = 0; ${calls}\nconsole.log(JSON.stringify({ tag: ${JSON.stringify(tag)}, s, url: __parleyImportMetaUrl, file: __filename, req: typeof require }));`;
+  // The bundler's shape (tools/bundle-server.mjs): one function expression.
+  return `(function (exports, require, module, __filename, __dirname, __parleyImportMetaUrl) {\n${body}\n})`;
 }
 
 /** Runs the bundle through runBundle in a new process; `save` writes the cache before exiting. */
