@@ -17,7 +17,7 @@ export const STAMP = path.join(ROOT, 'dist', '.build-stamp');
 
 /** Directories whose files are inputs (walked recursively), and single input files. */
 const INPUT_DIRS = ['src', 'web/src', 'web/public'];
-const INPUT_FILES = ['tsconfig.json', 'web/tsconfig.json', 'web/build.mjs', 'web/index.html', 'tools/build-stamp.mjs', 'tools/bundle-server.mjs', 'package.json', 'package-lock.json'];
+const INPUT_FILES = ['tsconfig.json', 'web/tsconfig.json', 'web/build.mjs', 'web/index.html', 'tools/build-stamp.mjs', 'tools/bundle-server.mjs', 'tools/warm-code-cache.mjs', 'package.json', 'package-lock.json'];
 
 function walk(dir, out) {
   let entries;
