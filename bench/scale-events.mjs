@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { freePort, median, record, ROOT, table } from './lib.mjs';
+import { cpuMicros, freePort, median, PARLEY_MAIN, record, table } from './lib.mjs';
 import { call, channelWith, makeUsers, percentile, poll, register, sendToChannel, sleep } from './events-lib.mjs';
 
 const PG = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -32,7 +32,9 @@ const PROCESSES = (process.env.BENCH_PROCESSES ?? '0,1,2').split(',').map(Number
 const USERS = 100;
 // BENCH_SCALE_PARTS: which of p4,p5,sends to run (default all).
 const PARTS = new Set((process.env.BENCH_SCALE_PARTS ?? 'p4,p5,sends').split(','));
-const MAIN = path.join(ROOT, 'dist/src/main.js');
+const MAIN = PARLEY_MAIN;
+// BENCH_SERVER_NODE_ARGS: extra node flags for the servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+const NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 if (!fs.existsSync(MAIN)) throw new Error('run `npm run build` first');
 
 async function admin(q) {
@@ -48,7 +50,7 @@ async function admin(q) {
 async function startNode(env) {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-scale-bench-'));
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, [...NODE_ARGS, MAIN], {
     env: { ...process.env, ...env, PARLEY_PORT: String(port), PARLEY_DATA_DIR: dataDir, PARLEY_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -67,12 +69,24 @@ async function startNode(env) {
   return {
     base,
     dataDir,
+    pid: child.pid,
     async stop() {
       child.kill('SIGTERM');
       await exited;
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Redis server CPU so far (user + system, microseconds), from INFO cpu: other clients of the same Redis count too. */
+async function redisCpu() {
+  const r = new Redis(REDIS);
+  try {
+    const info = await r.info('cpu');
+    return (Number(/used_cpu_user:([\d.]+)/.exec(info)[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)[1])) * 1e6;
+  } finally {
+    r.disconnect();
+  }
 }
 
 async function purge(prefix) {
@@ -171,18 +185,26 @@ async function measure(requested) {
     });
     await sleep(2000);
     const rates = [];
+    // CPU per delivery (all Parley processes; Redis): steadier than deliveries/s on a shared machine.
+    const procCpu = () => nodes.reduce((a, n) => a + (cpuMicros(n.pid) ?? NaN), 0);
+    const cpu0 = procCpu();
+    const r0 = withRedis ? await redisCpu() : 0;
+    const a00 = answers;
     for (let run = 0; run < RUNS; run++) {
       const a0 = answers;
       const t0 = process.hrtime.bigint();
       await sleep(DURATION * 1000);
       rates.push((answers - a0) / (Number(process.hrtime.bigint() - t0) / 1e9));
     }
+    const delivered = answers - a00;
+    const parleyCpuUs = (procCpu() - cpu0) / delivered;
+    const redisCpuUs = withRedis ? ((await redisCpu()) - r0) / delivered : 0;
     running = false;
     await Promise.all(drivers);
     await typing(0, 'stop');
     await Promise.all(loops);
     await Promise.all(pq.map((q) => call(q.base, q.auth, 'DELETE', '/events', { queue_id: q.queueId })));
-    out.p5 = { clients: P5_CLIENTS, deliveries_per_s: Math.round(median(rates)) };
+    out.p5 = { clients: P5_CLIENTS, deliveries_per_s: Math.round(median(rates)), parley_cpu_us: +parleyCpuUs.toFixed(1), redis_cpu_us: +redisCpuUs.toFixed(1) };
     }
 
     // Sends: a 50-subscriber channel (no queues registered), CONC senders spread over the processes.
@@ -232,6 +254,8 @@ table(
     [`P4 last answered ms (${P4_CLIENTS})`]: r.p4?.last_answered_ms ?? '',
     'P4 p99 ms': r.p4?.p99_ms ?? '',
     [`P5 deliveries/s (${P5_CLIENTS})`]: r.p5?.deliveries_per_s ?? '',
+    'P5 Parley CPU us/delivery': r.p5?.parley_cpu_us ?? '',
+    'P5 Redis CPU us/delivery': r.p5?.redis_cpu_us ?? '',
     'sends/s': r.sends?.messages_per_s ?? '',
     'send p99 ms': r.sends?.p99_ms ?? '',
   })),

@@ -41,7 +41,20 @@ export interface AppendResult {
   readonly dropped: readonly QueueDescriptor[];
 }
 
-export type QueueListener = (grown: readonly string[], dropped: readonly string[]) => void;
+/**
+ * What a shared store's notification says about the events one append added
+ * (the notification carries them, so a parked poll can answer without reading
+ * its queue back).
+ */
+export interface AppendedEvents {
+  /**
+   * The wire JSON of the events the append gave grown[i], if the first of them
+   * has id `firstId`; otherwise (another first id, or no such entry) undefined.
+   */
+  json(i: number, firstId: number): string | undefined;
+}
+
+export type QueueListener = (grown: readonly string[], dropped: readonly string[], appended?: AppendedEvents) => void;
 
 /**
  * Synchronous access to an in-process store: the event queues use it on the
@@ -62,7 +75,12 @@ export type PollStep =
   /** No such queue, or not the caller's. */
   | { readonly status: 'missing' | 'pruned' | 'not_in_queue' }
   /** Acknowledged; `eventsJson` is the wire JSON of what is still pending ('[]' when nothing). */
-  | { readonly status: 'ok'; readonly eventsJson: string };
+  | {
+      readonly status: 'ok';
+      readonly eventsJson: string;
+      /** The id the queue's next event will get (a shared store says, so a poll parked on an empty queue knows which append answers it). */
+      readonly nextEventId?: number;
+    };
 
 export interface QueueStore {
   create(desc: QueueDescriptor, now: number): Promise<void>;

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { badRequest, JsonableError } from '../domain/errors.js';
 import type { EventBus } from './bus.js';
 import { accepts, shapeFor, stripHints, wantsType, type QueueDescriptor } from './delivery.js';
-import { wireEvent, wireEventsJson, type LocalQueueOps, type QueuedEvent, type QueueStore, type SerializedQueue } from './queue-store.js';
+import { wireEvent, wireEventsJson, type AppendedEvents, type LocalQueueOps, type QueuedEvent, type QueueStore, type SerializedQueue } from './queue-store.js';
 import type { EventDelivery, ParleyEvent } from './types.js';
 
 /**
@@ -77,6 +77,8 @@ class Waiter {
     readonly due: number,
     readonly resolve: (result: PollAnswer) => void,
     readonly reject: (err: JsonableError) => void,
+    /** Shared store: the id the next event appended to the (then empty) queue gets; -1 when unknown. */
+    readonly next: number,
   ) {}
 }
 
@@ -131,7 +133,7 @@ export class EventQueues {
       const w = (this as Slotted)[WAITER];
       if (w !== undefined && waiters.get(w.queueId) === w) waiters.delete(w.queueId);
     };
-    this.unsubscribe.push(store.subscribe((grown, dropped) => this.wake(grown, dropped)));
+    this.unsubscribe.push(store.subscribe((grown, dropped, appended) => this.wake(grown, dropped, appended)));
   }
 
   /** Starts consuming committed events from the bus and the expiry sweep. */
@@ -240,7 +242,8 @@ export class EventQueues {
     if (!block) return new PollAnswer(step.eventsJson);
     // Events already waiting: answered as a poll that waited (with the queue id).
     if (step.eventsJson !== '[]') return new PollAnswer(step.eventsJson, queueId);
-    const parked = this.park(queueId, onClose);
+    // The queue is empty up to step.nextEventId: the append that gives it that id carries its whole answer.
+    const parked = this.park(queueId, onClose, step.nextEventId);
     if (grewMeanwhile) {
       const w = this.waiters.get(queueId);
       if (w !== undefined) void this.finishWaiter(w);
@@ -295,10 +298,10 @@ export class EventQueues {
     await this.store.remove(ids);
   }
 
-  private park(queueId: string, onClose?: CloseSignal): Promise<PollAnswer> {
+  private park(queueId: string, onClose?: CloseSignal, next = -1): Promise<PollAnswer> {
     return new Promise<PollAnswer>((resolve, reject) => {
       const delay = this.opts.heartbeatMinMs + Math.floor(Math.random() * (this.opts.heartbeatJitterMs + 1));
-      const waiter = new Waiter(queueId, Date.now() + delay, resolve, reject);
+      const waiter = new Waiter(queueId, Date.now() + delay, resolve, reject, next);
       this.waiters.set(queueId, waiter);
       this.startHeartbeats();
       if (onClose !== undefined) {
@@ -366,18 +369,28 @@ export class EventQueues {
   }
 
   /** Store notification: these queues grew, those were dropped (backlog cap). */
-  private wake(grown: readonly string[], dropped: readonly string[]): void {
+  private wake(grown: readonly string[], dropped: readonly string[], appended?: AppendedEvents): void {
     const local = this.local;
     // Shared store: the woken polls are claimed now and read their queues in one step.
     const claimed: Waiter[] = [];
-    for (const id of grown) {
+    for (let i = 0; i < grown.length; i++) {
+      const id = grown[i]!;
       const w = this.waiters.get(id);
       if (w === undefined) {
         if (this.inflight.has(id)) this.inflight.set(id, true);
         continue;
       }
-      if (local !== undefined) this.finishNow(local, w);
-      else if (this.store.pendingJsonMany === undefined) void this.finishWaiter(w);
+      if (local !== undefined) {
+        this.finishNow(local, w);
+        continue;
+      }
+      // Parked on an empty queue whose next id is w.next: if this append's first event has that id,
+      // its events are exactly what is pending (appends are serialized in the store), no read needed.
+      const json = w.next >= 0 && appended !== undefined ? appended.json(i, w.next) : undefined;
+      if (json !== undefined) {
+        this.waiters.delete(id);
+        w.resolve(new PollAnswer(json, id));
+      } else if (this.store.pendingJsonMany === undefined) void this.finishWaiter(w);
       else {
         this.waiters.delete(id);
         claimed.push(w);

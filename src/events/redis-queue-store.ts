@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { QueueDescriptor } from './delivery.js';
-import { eventJsonWithoutId, type AckResult, type AppendResult, type PollStep, type QueuedEvent, type QueueListener, type QueueStore, type SerializedQueue } from './queue-store.js';
+import { eventJsonWithoutId, type AckResult, type AppendedEvents, type AppendResult, type PollStep, type QueuedEvent, type QueueListener, type QueueStore, type SerializedQueue } from './queue-store.js';
 import type { ParleyEvent } from './types.js';
 
 /**
@@ -16,7 +16,11 @@ import type { ParleyEvent } from './types.js';
  *   P u:<user>    set   queue ids of a user
  *   P w:<realm>   set   queue ids of a realm that watch all public channels or a narrow
  *   P exp         zset  queue id -> expiry deadline (last connection + timeout, ms)
- *   P notify      pub/sub channel: {"g":[grown ids],"d":[dropped ids]}
+ *   P notify      pub/sub channel: {"g":[grown ids],"d":[dropped ids]}, and after an append
+ *                 three more lines and the payloads: the first new id of each grown
+ *                 queue (comma-separated), the payload numbers of each (space-separated
+ *                 lists), then one payload per line ("<;|:><event JSON>"; JSON has no
+ *                 raw newline). A poll parked on an empty queue answers from it.
  *
  * Every change is one Lua script, so appends assign ids, enforce the
  * backlog cap and notify atomically, and two processes never interleave
@@ -30,7 +34,7 @@ local payloads = {}
 local i = 4 + nq * 2
 local np = tonumber(ARGV[i])
 for k = 1, np do payloads[k] = ARGV[i + k] end
-local grown, dropped, droppedDescs = {}, {}, {}
+local grown, firsts, lists, dropped, droppedDescs = {}, {}, {}, {}, {}
 for k = 0, nq - 1 do
   local id = ARGV[4 + k * 2]
   local refs = ARGV[5 + k * 2]
@@ -53,16 +57,22 @@ for k = 0, nq - 1 do
       redis.call('RPUSH', ek, unpack(items))
       redis.call('HSET', qk, 'n', n + #list)
       grown[#grown + 1] = id
+      firsts[#firsts + 1] = n
+      lists[#lists + 1] = refs
     end
   end
 end
 if #grown > 0 or #dropped > 0 then
-  redis.call('PUBLISH', P .. 'notify', cjson.encode({g = grown, d = dropped}))
+  local msg = cjson.encode({g = grown, d = dropped})
+  if #grown > 0 then
+    msg = msg .. '\\n' .. table.concat(firsts, ',') .. '\\n' .. table.concat(lists, ' ') .. '\\n' .. table.concat(payloads, '\\n')
+  end
+  redis.call('PUBLISH', P .. 'notify', msg)
 end
 return {grown, droppedDescs}
 `;
 
-/** Acknowledges up to `last` (drops the older entries): 'ok', 'pruned' or 'not_in_queue'. Shared by ACK and POLL. */
+/** Acknowledges up to `last` (drops the older entries): 'ok', 'pruned' or 'not_in_queue'. Shared by ACK and POLL_MANY. */
 const ACKNOWLEDGE_FN = `
 local function acknowledge(qk, ek, last, n, pruned)
   if last < pruned then return 'pruned' end
@@ -85,20 +95,42 @@ if not meta[1] then return 'ok' end
 return acknowledge(qk, ek, last, tonumber(meta[1]), tonumber(meta[2]))
 `;
 
-/** One poll: ownership, acknowledgement (as ACK), the connection time when blocking, and the pending entries. */
-const POLL = `${ACKNOWLEDGE_FN}
-local qk, ek, ez = KEYS[1], KEYS[2], KEYS[3]
-local last, now = tonumber(ARGV[2]), tonumber(ARGV[3])
-local meta = redis.call('HMGET', qk, 'n', 'p', 'u', 't')
-if not meta[1] or meta[3] ~= ARGV[5] then return {'missing'} end
-local acked = acknowledge(qk, ek, last, tonumber(meta[1]), tonumber(meta[2]))
-if acked ~= 'ok' then return {acked} end
-if ARGV[4] == '1' then
-  redis.call('HSET', qk, 'l', now)
-  redis.call('ZADD', ez, now + tonumber(meta[4]) * 1000, ARGV[1])
+/**
+ * The poll steps of one event-loop turn, in one script: for each poll, ownership,
+ * acknowledgement (as ACK), the connection time when blocking, and the pending
+ * entries. ARGV: prefix, now, then (queue id, user id, last event id, block) per
+ * poll. Reply, flat, per poll in order: the status, and when 'ok' the queue's
+ * next id, the number of entries and the entries. (One script per poll cost ~20 us of Lua call
+ * overhead in Redis and one command in the client, per delivery.)
+ */
+const POLL_MANY = `${ACKNOWLEDGE_FN}
+local P, now = ARGV[1], tonumber(ARGV[2])
+local ez = P .. 'exp'
+local out = {}
+for i = 3, #ARGV, 4 do
+  local id = ARGV[i]
+  local qk, ek = P .. 'q:' .. id, P .. 'e:' .. id
+  local last = tonumber(ARGV[i + 2])
+  local meta = redis.call('HMGET', qk, 'n', 'p', 'u', 't')
+  if not meta[1] or meta[3] ~= ARGV[i + 1] then
+    out[#out + 1] = 'missing'
+  else
+    local acked = acknowledge(qk, ek, last, tonumber(meta[1]), tonumber(meta[2]))
+    if acked ~= 'ok' then
+      out[#out + 1] = acked
+    else
+      if ARGV[i + 3] == '1' then
+        redis.call('HSET', qk, 'l', now)
+        redis.call('ZADD', ez, now + tonumber(meta[4]) * 1000, id)
+      end
+      local entries = redis.call('LRANGE', ek, 0, -1)
+      out[#out + 1] = 'ok'
+      out[#out + 1] = tonumber(meta[1])
+      out[#out + 1] = #entries
+      for j = 1, #entries do out[#out + 1] = entries[j] end
+    end
+  end
 end
-local out = redis.call('LRANGE', ek, 0, -1)
-table.insert(out, 1, 'ok')
 return out
 `;
 
@@ -157,7 +189,7 @@ type Scripted = Redis & {
   parleyAppend(...args: (string | number)[]): Promise<[string[], string[]]>;
   parleyAck(qk: string, ek: string, last: number): Promise<AckResult>;
   parleyPendingMany(n: number, ...keys: string[]): Promise<string[][]>;
-  parleyPoll(qk: string, ek: string, exp: string, id: string, last: number, now: number, block: string, userId: number): Promise<string[]>;
+  parleyPollMany(...args: (string | number)[]): Promise<(string | number)[]>;
   parleyTouch(qk: string, exp: string, id: string, now: number): Promise<number>;
   parleyCreate(...args: (string | number)[]): Promise<number>;
   parleyRemove(...args: string[]): Promise<string[]>;
@@ -166,7 +198,7 @@ type Scripted = Redis & {
 function defineScripts(r: Redis): Scripted {
   r.defineCommand('parleyAppend', { numberOfKeys: 0, lua: APPEND });
   r.defineCommand('parleyAck', { numberOfKeys: 2, lua: ACK });
-  r.defineCommand('parleyPoll', { numberOfKeys: 3, lua: POLL });
+  r.defineCommand('parleyPollMany', { numberOfKeys: 0, lua: POLL_MANY });
   // Variable key count: the first argument says how many keys follow.
   r.defineCommand('parleyPendingMany', { lua: PENDING_MANY });
   r.defineCommand('parleyTouch', { numberOfKeys: 2, lua: TOUCH });
@@ -198,11 +230,11 @@ function parseEntry(raw: string): QueuedEvent {
   return { id: Number(raw.slice(0, sep)), event: JSON.parse(raw.slice(sep + 1)) as ParleyEvent };
 }
 
-/** The wire JSON of raw entries from index `from` on. */
-function entriesJson(raws: readonly string[], from: number): string {
-  if (raws.length <= from) return '[]';
+/** The wire JSON of raw entries from index `from` up to `to` (exclusive; default: the end). */
+function entriesJson(raws: readonly string[], from: number, to = raws.length): string {
+  if (to <= from) return '[]';
   let out = '[' + entryWireJson(raws[from]!);
-  for (let i = from + 1; i < raws.length; i++) out += ',' + entryWireJson(raws[i]!);
+  for (let i = from + 1; i < to; i++) out += ',' + entryWireJson(raws[i]!);
   return out + ']';
 }
 
@@ -217,6 +249,53 @@ function entryWireJson(raw: string): string {
   return JSON.stringify({ ...e.event, id: e.id });
 }
 
+/**
+ * The events of one append as its notification carries them (see the key
+ * layout above), decoded only when a parked poll asks.
+ */
+class NotifiedAppend implements AppendedEvents {
+  private firsts: number[] | undefined;
+  private lists: string[] = [];
+  private payloads: string[] = [];
+  /** Queues that got the same events under the same ids share one answer. */
+  private readonly memo = new Map<string, string>();
+  constructor(
+    private readonly message: string,
+    private readonly headerEnd: number,
+  ) {}
+
+  private decode(): number[] {
+    const lines = this.message.slice(this.headerEnd + 1).split('\n');
+    this.lists = lines[1]!.split(' ');
+    this.payloads = lines.slice(2);
+    return (this.firsts = lines[0]!.split(',').map(Number));
+  }
+
+  json(i: number, firstId: number): string | undefined {
+    const firsts = this.firsts ?? this.decode();
+    if (firsts[i] !== firstId) return undefined;
+    const list = this.lists[i]!;
+    const key = `${firstId} ${list}`;
+    let json = this.memo.get(key);
+    if (json === undefined) {
+      const raws = list.split(',').map((ref, j) => `${firstId + j}${this.payloads[Number(ref) - 1]!}`);
+      json = entriesJson(raws, 0);
+      this.memo.set(key, json);
+    }
+    return json;
+  }
+}
+
+interface PendingPoll {
+  readonly queueId: string;
+  readonly userId: number;
+  readonly lastEventId: number;
+  readonly block: boolean;
+  readonly now: number;
+  readonly resolve: (step: PollStep) => void;
+  readonly reject: (err: unknown) => void;
+}
+
 /** Descriptors are immutable once created, so each process may remember them (bounded). */
 const DESC_CACHE_MAX = 50_000;
 
@@ -225,6 +304,8 @@ export class RedisQueueStore implements QueueStore {
   private readonly listeners = new Set<QueueListener>();
   private readonly descs = new Map<string, QueueDescriptor>();
   private subscribed: Promise<void> | undefined;
+  /** Poll steps asked for in this event-loop turn (pollStep). */
+  private polls: PendingPoll[] = [];
 
   /**
    * `redis` runs commands; `sub` is a second connection this store puts in
@@ -240,14 +321,16 @@ export class RedisQueueStore implements QueueStore {
     this.r = defineScripts(redis);
     sub.on('message', (channel: string, message: string) => {
       if (channel !== this.prefix + 'notify') return;
-      const m = JSON.parse(message) as { g: unknown; d: unknown; r?: unknown };
+      const nl = message.indexOf('\n');
+      const m = JSON.parse(nl < 0 ? message : message.slice(0, nl)) as { g: unknown; d: unknown; r?: unknown };
       const arr = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : []);
       const removed = arr(m.r);
       for (const id of removed) this.descs.delete(id);
       for (const id of arr(m.d)) this.descs.delete(id);
       // A removed queue's parked poll answers with what it has, as in the single-process store.
       const grown = removed.length ? [...arr(m.g), ...removed] : arr(m.g);
-      for (const l of this.listeners) l(grown, arr(m.d));
+      const appended = nl < 0 ? undefined : new NotifiedAppend(message, nl);
+      for (const l of this.listeners) l(grown, arr(m.d), appended);
     });
   }
 
@@ -305,13 +388,11 @@ export class RedisQueueStore implements QueueStore {
     return out;
   }
 
+  /** Queue ids in any of these sets: one command (SUNION; a fan-out to N users is one round trip and one reply, not N). */
   private async members(keys: readonly string[]): Promise<string[]> {
     if (keys.length === 0) return [];
     if (keys.length === 1) return this.r.smembers(keys[0]!);
-    const res = await this.r.pipeline(keys.map((k) => ['smembers', k])).exec();
-    const ids: string[] = [];
-    for (const [err, v] of res ?? []) if (!err && Array.isArray(v)) ids.push(...(v as string[]));
-    return ids;
+    return this.r.sunion(...keys);
   }
 
   async forUsers(userIds: readonly number[]): Promise<QueueDescriptor[]> {
@@ -367,12 +448,45 @@ export class RedisQueueStore implements QueueStore {
     return lists.map((raws) => entriesJson(raws, 0));
   }
 
-  async pollStep(queueId: string, userId: number, lastEventId: number, block: boolean, now: number): Promise<PollStep> {
-    const P = this.prefix;
-    const out = await this.r.parleyPoll(P + 'q:' + queueId, P + 'e:' + queueId, P + 'exp', queueId, lastEventId, now, block ? '1' : '0', userId);
-    const status = out[0] as 'ok' | 'missing' | 'pruned' | 'not_in_queue';
-    return status === 'ok' ? { status, eventsJson: entriesJson(out, 1) } : { status };
+  /**
+   * Queued into the current batch: the poll steps requested in one event-loop
+   * turn (the re-polls of a fan-out's answers arrive together) run as one
+   * script after the I/O phase (setImmediate). Steps run in the order asked;
+   * any other command asked in the same turn may run before them, as it could
+   * if the requests had arrived in the other order.
+   */
+  pollStep(queueId: string, userId: number, lastEventId: number, block: boolean, now: number): Promise<PollStep> {
+    return new Promise<PollStep>((resolve, reject) => {
+      if (this.polls.length === 0) setImmediate(this.flushPolls);
+      this.polls.push({ queueId, userId, lastEventId, block, now, resolve, reject });
+    });
   }
+
+  private readonly flushPolls = (): void => {
+    const batch = this.polls;
+    this.polls = [];
+    const args: (string | number)[] = [this.prefix, batch[batch.length - 1]!.now];
+    for (const p of batch) args.push(p.queueId, p.userId, p.lastEventId, p.block ? '1' : '0');
+    this.r.parleyPollMany(...args).then(
+      (out) => {
+        let k = 0;
+        for (const p of batch) {
+          const status = out[k++] as 'ok' | 'missing' | 'pruned' | 'not_in_queue';
+          if (status !== 'ok') {
+            p.resolve({ status });
+            continue;
+          }
+          const nextEventId = out[k++] as number;
+          const n = out[k++] as number;
+          p.resolve({ status, eventsJson: entriesJson(out as string[], k, k + n), nextEventId });
+          k += n;
+        }
+      },
+      (err: unknown) => {
+        for (const p of batch) p.reject(err);
+      },
+    );
+  };
 
   async touch(queueId: string, now: number): Promise<void> {
     await this.r.parleyTouch(this.prefix + 'q:' + queueId, this.prefix + 'exp', queueId, now);

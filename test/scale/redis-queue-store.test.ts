@@ -1,0 +1,162 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import type { QueueDescriptor } from '../../src/events/delivery.js';
+import type { AppendedEvents } from '../../src/events/queue-store.js';
+import { EventQueues } from '../../src/events/queues.js';
+import { RedisQueueStore } from '../../src/events/redis-queue-store.js';
+import type { ParleyEvent } from '../../src/events/types.js';
+import { purgeRedisPrefix } from '../../src/scale/redis.js';
+import { TEST_REDIS_URL } from '../support/server.js';
+
+/**
+ * The Redis queue store as two processes use it: two stores (each with its
+ * own command and subscriber connections) on one prefix. Covers the batched
+ * poll steps and the parked poll answered from the append's notification.
+ */
+
+const prefix = `parley:test:rqs:${randomBytes(4).toString('hex')}:`;
+const conns: Redis[] = [];
+const connect = (): Redis => {
+  const r = new Redis(TEST_REDIS_URL, { enableAutoPipelining: true });
+  conns.push(r);
+  return r;
+};
+async function process2(): Promise<RedisQueueStore> {
+  const s = new RedisQueueStore(connect(), connect(), prefix, 100);
+  await s.ready();
+  return s;
+}
+afterAll(async () => {
+  for (const c of conns) c.disconnect();
+  await purgeRedisPrefix(TEST_REDIS_URL, prefix);
+});
+
+const desc = (id: string, userId = 1): QueueDescriptor =>
+  ({ id, userId, realmId: 1, eventTypes: null, narrow: [], capabilities: {}, applyMarkdown: false, clientGravatar: false, slimPresence: false, allPublicStreams: false, includeSubscribers: false, clientName: 'test', timeoutSecs: 600 }) as unknown as QueueDescriptor;
+const qid = (name: string): string => `${name}-${randomBytes(4).toString('hex')}`;
+/** Resolves when `store` hears an append notification naming queue `id` (its listeners have run). */
+const heard = (store: RedisQueueStore, id: string): Promise<AppendedEvents | undefined> =>
+  new Promise((resolve) => {
+    const off = store.subscribe((grown, _dropped, appended) => {
+      if (!grown.includes(id)) return;
+      off();
+      resolve(appended);
+    });
+  });
+const queues = (store: RedisQueueStore): EventQueues => new EventQueues(store, { heartbeatMinMs: 60_000, heartbeatJitterMs: 0, dataDir: null });
+
+describe('Redis queue store across two processes', () => {
+  it('runs the poll steps of one turn as one script, in order, each with its own answer', async () => {
+    const a = await process2();
+    const [q1, q2, q3] = [qid('a'), qid('b'), qid('c')];
+    await a.create(desc(q1), 0);
+    await a.create(desc(q2, 2), 0);
+    await a.create(desc(q3), 0);
+    const ev = (n: number): ParleyEvent => ({ type: 'x', n });
+    await a.append(new Map([[q1, [ev(0), ev(1), ev(2)]], [q3, [{ type: 'own', id: 'k' } as ParleyEvent]]]));
+    const cmd = (a as unknown as { r: { parleyPollMany: (...args: unknown[]) => Promise<unknown> } }).r;
+    const script = vi.spyOn(cmd, 'parleyPollMany');
+    const steps = await Promise.all([
+      a.pollStep(q1, 1, 0, true, 1000), // acknowledges 0: 1 and 2 pending
+      a.pollStep(q1, 1, 1, false, 1000), // after the first, in order: acknowledges 1
+      a.pollStep(q2, 1, -1, true, 1000), // another user's queue
+      a.pollStep(q1, 1, -1, false, 1000), // already pruned by the steps before it
+      a.pollStep(q1, 1, 7, false, 1000), // beyond the newest event
+      a.pollStep('nope', 1, -1, true, 1000),
+      a.pollStep(q3, 1, -1, true, 1000), // an event with its own id key
+    ]);
+    // One script call carrying all seven steps (ioredis's auto-pipeline may invoke the method object twice for it).
+    const calls = new Set(script.mock.calls.map((c) => JSON.stringify(c)));
+    expect(calls.size).toBe(1);
+    expect(script.mock.calls[0]).toHaveLength(2 + 4 * 7);
+    expect(steps).toEqual([
+      { status: 'ok', eventsJson: '[{"type":"x","n":1,"id":1},{"type":"x","n":2,"id":2}]', nextEventId: 3 },
+      { status: 'ok', eventsJson: '[{"type":"x","n":2,"id":2}]', nextEventId: 3 },
+      { status: 'missing' },
+      { status: 'pruned' },
+      { status: 'not_in_queue' },
+      { status: 'missing' },
+      { status: 'ok', eventsJson: '[{"type":"own","id":0}]', nextEventId: 1 },
+    ]);
+    // The acknowledgements were stored (the last one, past the newest event, still pruned all): another process sees them.
+    const b = await process2();
+    expect(await b.pendingJson(q1)).toBe('[]');
+  });
+
+  it("the notification carries the appended events, and gives them only for the first id they really have", async () => {
+    const a = await process2();
+    const b = await process2();
+    const [q1, q2] = [qid('d'), qid('e')];
+    await a.create(desc(q1), 0);
+    await a.create(desc(q2), 0);
+    const first = heard(b, q2);
+    await a.append(new Map([[q2, [{ type: 'x', n: 0 }]]]));
+    await first;
+    const seen: { grown: readonly string[]; appended?: AppendedEvents }[] = [];
+    b.subscribe((grown, _dropped, appended) => seen.push({ grown, appended }));
+    const got = heard(b, q1);
+    const shared: ParleyEvent = { type: 'message', message: { content: 'line\nbreak "quoted" é' } };
+    await a.append(new Map([[q1, [shared, { type: 'own', id: 'k' } as ParleyEvent]], [q2, [shared]]]));
+    await got;
+    expect(seen).toHaveLength(1);
+    const { grown, appended } = seen[0]!;
+    expect([...grown].sort()).toEqual([q1, q2].sort());
+    const i1 = grown.indexOf(q1);
+    const i2 = grown.indexOf(q2);
+    // Byte for byte what reading the queue back gives.
+    expect(appended!.json(i1, 0)).toBe(await b.pendingJson(q1));
+    expect(appended!.json(i1, 0)).toBe('[{"type":"message","message":{"content":"line\\nbreak \\"quoted\\" é"},"id":0},{"type":"own","id":1}]');
+    expect(appended!.json(i2, 1)).toBe('[{"type":"message","message":{"content":"line\\nbreak \\"quoted\\" é"},"id":1}]');
+    // Another first id: a poll that expected it must read its queue instead.
+    expect(appended!.json(i1, 1)).toBeUndefined();
+    expect(appended!.json(i2, 0)).toBeUndefined();
+    expect(appended!.json(5, 0)).toBeUndefined();
+  });
+
+  it('a poll parked on process B answers from the append made by process A, without reading its queue back', async () => {
+    const a = await process2();
+    const b = await process2();
+    const qa = queues(a);
+    const qb = queues(b);
+    const desc1 = await qa.register({ ...desc(''), lifespanSecs: 0 });
+    const settled = heard(b, desc1.id);
+    await a.append(new Map([[desc1.id, [{ type: 'x', n: 0 }]]]));
+    await settled;
+    // Acknowledges event 0 and parks on B (nothing pending; the next id is 1).
+    const reads = vi.spyOn(b, 'pendingJsonMany');
+    const parked = qb.pollAnswer(1, desc1.id, 0, false);
+    await vi.waitFor(() => expect(qb.parkedPolls).toBe(1));
+    const heardByA = heard(a, desc1.id);
+    await a.append(new Map([[desc1.id, [{ type: 'x', n: 1 }, { type: 'x', n: 2 }]]]));
+    const answer = await parked;
+    await heardByA;
+    expect(answer.eventsJson).toBe('[{"type":"x","n":1,"id":1},{"type":"x","n":2,"id":2}]');
+    expect(answer.queue_id).toBe(desc1.id);
+    expect(reads).not.toHaveBeenCalled();
+    // The next poll (on A this time) acknowledges them; a later append answers a poll parked there.
+    const next = qa.pollAnswer(1, desc1.id, 2, false);
+    await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
+    await b.append(new Map([[desc1.id, [{ type: 'heartbeat' }]]]));
+    expect((await next).eventsJson).toBe('[{"type":"heartbeat","id":3}]');
+    expect(await a.pending(desc1.id)).toEqual([{ id: 3, event: { type: 'heartbeat' } }]);
+  });
+
+  it('a parked poll whose expected append it did not see reads its queue (no event is skipped)', async () => {
+    const a = await process2();
+    const b = await process2();
+    const qb = queues(b);
+    const d = await queues(a).register({ ...desc(''), lifespanSecs: 0 });
+    const parked = qb.pollAnswer(1, d.id, -1, false);
+    await vi.waitFor(() => expect(qb.parkedPolls).toBe(1));
+    // B stops hearing notifications for a moment: the append of id 0 is missed, the one of id 1 is heard.
+    const sub = (b as unknown as { sub: Redis }).sub;
+    await sub.unsubscribe(`${prefix}notify`);
+    await a.append(new Map([[d.id, [{ type: 'x', n: 0 }]]]));
+    await sub.subscribe(`${prefix}notify`);
+    const reads = vi.spyOn(b, 'pendingJsonMany');
+    await a.append(new Map([[d.id, [{ type: 'x', n: 1 }]]]));
+    expect((await parked).eventsJson).toBe('[{"type":"x","n":0,"id":0},{"type":"x","n":1,"id":1}]');
+    expect(reads).toHaveBeenCalledTimes(1);
+  });
+});
