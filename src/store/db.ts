@@ -32,6 +32,13 @@ export interface Store {
   readonly stats: { queries: number; queryMs?: number };
   /** Counts writes to users and realms; the auth cache is dropped when it moves. */
   readonly userWrites: WriteWatchPlugin;
+  /** Counts writes to the tables behind the realm-wide parts of POST /register (state/realm-cache.ts). */
+  readonly realmWrites: WriteWatchPlugin;
+  /**
+   * SQLite only: PRAGMA data_version, which changes whenever another connection
+   * (another process, the CLI) commits to the database file. Counted as a statement.
+   */
+  readonly dataVersion?: () => number;
   close(): Promise<void>;
 }
 
@@ -51,14 +58,15 @@ export function openStore(opts: StoreOptions): Store {
     }
   };
   const userWrites = new WriteWatchPlugin(new Set(['users', 'realms']));
-  const plugins = [userWrites];
+  const realmWrites = new WriteWatchPlugin(REALM_CACHE_TABLES);
+  const plugins = [userWrites, realmWrites];
   const url = opts.databaseUrl;
   if (url && /^postgres(ql)?:\/\//.test(url)) {
     const pool = new (pgModule().Pool)({ connectionString: url, max: opts.poolSize ?? 10 });
     // A connection that dies in the pool must not crash the process.
     pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log, plugins });
-    return { db, dialect: 'postgres', stats, userWrites, close: () => db.destroy() };
+    return { db, dialect: 'postgres', stats, userWrites, realmWrites, close: () => db.destroy() };
   }
   let file: string;
   if (url === ':memory:') file = ':memory:';
@@ -109,14 +117,22 @@ export function openStore(opts: StoreOptions): Store {
       stats.queryMs += performance.now() - started;
     }
   });
+  const dataVersionStmt = sqlite.prepare('PRAGMA data_version').pluck();
+  const dataVersion = (): number => {
+    stats.queries++;
+    return dataVersionStmt.get() as number;
+  };
   // WAL checkpoints in a worker thread once the WAL grows (sqlite-checkpointer.ts).
   const checkpointer = file === ':memory:' ? undefined : startCheckpointer(sqlite, file);
   const close = async (): Promise<void> => {
     await checkpointer?.stop();
     await db.destroy();
   };
-  return { db, dialect: 'sqlite', stats, userWrites, close };
+  return { db, dialect: 'sqlite', stats, userWrites, realmWrites, dataVersion, close };
 }
+
+/** Tables whose rows the realm cache of POST /register derives from (state/realm-cache.ts). */
+const REALM_CACHE_TABLES: ReadonlySet<string> = new Set(['users', 'realms', 'channels', 'subscriptions', 'user_groups', 'user_group_members', 'user_group_subgroups']);
 
 /**
  * For SQLite handles: runs a read statement synchronously on the connection,
