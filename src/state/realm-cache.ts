@@ -28,8 +28,11 @@ interface Entry {
 
 const caches = new WeakMap<AppCtx, Map<string, Entry>>();
 
+/** What the cache needs of a registration: the app, the realm, the registration's memo. */
+type CacheScope = Pick<RegisterContext, 'app' | 'shared'> & { readonly user: { readonly realmId: number } };
+
 /** The generation this registration's reads belong to, or undefined when nothing may be cached. */
-function generationOf(ctx: RegisterContext): string | undefined {
+function generationOf(ctx: CacheScope): string | undefined {
   const store = ctx.app.store;
   if (!store.dataVersion || !ctx.shared) return undefined;
   let gen = ctx.shared.get('realmCacheGeneration') as string | undefined;
@@ -55,7 +58,7 @@ export function realmCached<T>(ctx: RegisterContext, key: string, read: () => Pr
   return p;
 }
 
-function cachedRead<T>(ctx: RegisterContext, key: string, read: () => Promise<T>): Promise<T> {
+function cachedRead<T>(ctx: CacheScope, key: string, read: () => Promise<T>): Promise<T> {
   const generation = generationOf(ctx);
   if (generation === undefined) return read();
   let byKey = caches.get(ctx.app);
@@ -78,6 +81,17 @@ function cachedRead<T>(ctx: RegisterContext, key: string, read: () => Promise<T>
     },
   );
   return value;
+}
+
+/**
+ * The value cached under `key` if it is current for this registration (the
+ * same generation rule), without reading on a miss; undefined otherwise.
+ */
+export function peekRealmCache<T>(ctx: CacheScope, key: string): Promise<T> | undefined {
+  const generation = generationOf(ctx);
+  if (generation === undefined) return undefined;
+  const hit = caches.get(ctx.app)?.get(`${ctx.user.realmId}:${key}`);
+  return hit && hit.generation === generation ? (hit.value as Promise<T>) : undefined;
 }
 
 /** Drops every cached value of an app (tests compare with a fresh read). */
