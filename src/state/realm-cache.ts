@@ -99,6 +99,7 @@ export function clearRealmCache(app: AppCtx): void {
   caches.delete(app);
 }
 
+/** Freezes rows, arrays and objects; a Map cannot be frozen, so only its values are. */
 function deepFreeze<T>(v: T): T {
   if (v === null || typeof v !== 'object' || Object.isFrozen(v)) return v;
   if (v instanceof Map) {
