@@ -2,7 +2,8 @@ import type { AppCtx, Caller } from '../domain/context.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../domain/version.js';
 import type { NarrowTerm } from '../events/narrow.js';
 import type { ParleyEvent } from '../events/types.js';
-import { userById } from '../store/users.js';
+import { userById, type UserRow } from '../store/users.js';
+import { peekRealmCache } from './realm-cache.js';
 import { stateModules } from './modules.js';
 import type { ClientCapabilities, ClientView, RegisterContext, StateModule } from './types.js';
 
@@ -127,8 +128,11 @@ export async function registerClient(app: AppCtx, caller: Caller, o: RegisterOpt
   });
   const fetchTypes = effectiveFetchTypes(o.eventTypes, o.fetchEventTypes);
   const modules = modulesFor(fetchTypes);
-  // Read after the queue exists: anything committed later is in the queue.
-  const userRow = (await userById(app.db, caller.realmId, caller.id))!;
+  // Read after the queue exists: anything committed later is in the queue. The realm cache's
+  // users, when current (its generation is taken now, after the queue), hold the same row.
+  const shared = new Map<string, Promise<unknown>>();
+  const cachedUsers = peekRealmCache<readonly UserRow[]>({ app, user: caller, shared }, 'users');
+  const userRow = (cachedUsers && (await cachedUsers).find((u) => u.id === caller.id)) ?? (await userById(app.db, caller.realmId, caller.id))!;
   const view = clientView(caller, o);
   const ctx: RegisterContext = {
     ...view,
@@ -136,7 +140,7 @@ export async function registerClient(app: AppCtx, caller: Caller, o: RegisterOpt
     userRow,
     want: wantFn(fetchTypes),
     presence: { historyDays: o.presenceHistoryDays, lastUpdateId: o.presenceLastUpdateId },
-    shared: new Map(),
+    shared,
   };
   const state = await fetchState(ctx, modules);
   const raced = await app.queues.pending(queue.id);

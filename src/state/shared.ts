@@ -7,9 +7,11 @@ import { channelsInRealm, subscriptionRowsOfUser, type ChannelRow, type Subscrip
 import { realmById, type RealmRow } from '../store/realms.js';
 import { groupsOfRealm, membershipOfGroups, type UserGroupRow } from '../store/user-groups.js';
 import { nowSeconds } from '../store/db.js';
+import { usersInRealm, type UserRow } from '../store/users.js';
 import { userTopicsOfUser, type UserTopicRow } from '../store/channel-extras.js';
 import { sql } from 'kysely';
 import type { RegisterContext } from './types.js';
+import { realmCached } from './realm-cache.js';
 
 /**
  * Reads that several state modules need, done once per POST /register
@@ -30,7 +32,10 @@ export function once<T>(ctx: RegisterContext, key: string, read: () => Promise<T
 export const sharedUserAccess = (ctx: RegisterContext): Promise<AccessSet> => once(ctx, 'userAccess', () => userAccessOf(ctx.app, ctx.user));
 
 export const sharedRealm = (ctx: RegisterContext): Promise<RealmRow> =>
-  once(ctx, 'realm', async () => (await realmById(ctx.app.db, ctx.user.realmId))!);
+  realmCached(ctx, 'realm', async () => (await realmById(ctx.app.db, ctx.user.realmId))!);
+
+/** Every user row of the realm (active or not, bots included), by id. */
+export const sharedRealmUsers = (ctx: RegisterContext): Promise<UserRow[]> => realmCached(ctx, 'users', () => usersInRealm(ctx.app.db, ctx.user.realmId));
 
 /** Every subscription row of the user (active or not), by channel id. */
 export const sharedSubscriptionRows = (ctx: RegisterContext): Promise<SubscriptionRow[]> =>
@@ -50,7 +55,9 @@ export const sharedViewer = (ctx: RegisterContext): Promise<ChannelViewer> =>
 
 /** The realm's channels, archived ones only for clients with archived_channels. */
 export const sharedChannels = (ctx: RegisterContext): Promise<ChannelRow[]> =>
-  once(ctx, 'channels', () => channelsInRealm(ctx.app.db, ctx.user.realmId, { excludeArchived: !ctx.capabilities.archived_channels }));
+  realmCached(ctx, ctx.capabilities.archived_channels ? 'channels' : 'channels:active', () =>
+    channelsInRealm(ctx.app.db, ctx.user.realmId, { excludeArchived: !ctx.capabilities.archived_channels }),
+  );
 
 export interface RealmGroups {
   readonly rows: UserGroupRow[];
@@ -59,7 +66,7 @@ export interface RealmGroups {
 
 /** Every group of the realm with its direct members and subgroups: three statements. */
 export const sharedGroups = (ctx: RegisterContext): Promise<RealmGroups> =>
-  once(ctx, 'groups', async () => {
+  realmCached(ctx, 'groups', async () => {
     const [rows, membership] = await Promise.all([groupsOfRealm(ctx.app.db, ctx.user.realmId), membershipOfGroups(ctx.app.db, ctx.user.realmId)]);
     return { rows, membership };
   });
@@ -101,22 +108,24 @@ export const sharedChannelPresentation = (ctx: RegisterContext): Promise<Channel
     const channels = await sharedChannels(ctx);
     if (!groupsRead(ctx) || channels.length === 0) return loadChannelPresentation(ctx.app.db, channels);
     const groupIds = channels.flatMap((c) => CHANNEL_PERMISSION_NAMES.map((n) => c[settingColumn(n)]));
-    const [groupValues, { rows }, counted] = await Promise.all([
-      groupSettingValues(ctx, groupIds),
-      sharedGroups(ctx),
-      ctx.app.db
-        .selectFrom('subscriptions')
-        .innerJoin('users', 'users.id', 'subscriptions.user_id')
-        .select(['subscriptions.channel_id', sql<number>`count(*)`.as('n')])
-        .where('subscriptions.realm_id', '=', ctx.user.realmId)
-        .where('subscriptions.active', '=', 1)
-        .where('users.is_active', '=', 1)
-        .groupBy('subscriptions.channel_id')
-        .execute(),
-    ]);
+    const [groupValues, { rows }, subscriberCounts] = await Promise.all([groupSettingValues(ctx, groupIds), sharedGroups(ctx), sharedSubscriberCounts(ctx)]);
     const sendIds = new Set(channels.map((c) => c.can_send_message_group_id));
     const groupNames = new Map<number, string>();
     for (const g of rows) if (sendIds.has(g.id) && g.is_system_group && g.name !== null) groupNames.set(g.id, g.name);
-    const subscriberCounts = new Map<number, number>(counted.map((r) => [r.channel_id, Number(r.n)]));
     return { groupValues, groupNames, subscriberCounts, now: nowSeconds() };
+  });
+
+/** Active subscribers (active users) per channel of the realm. */
+const sharedSubscriberCounts = (ctx: RegisterContext): Promise<Map<number, number>> =>
+  realmCached(ctx, 'subscriberCounts', async () => {
+    const counted = await ctx.app.db
+      .selectFrom('subscriptions')
+      .innerJoin('users', 'users.id', 'subscriptions.user_id')
+      .select(['subscriptions.channel_id', sql<number>`count(*)`.as('n')])
+      .where('subscriptions.realm_id', '=', ctx.user.realmId)
+      .where('subscriptions.active', '=', 1)
+      .where('users.is_active', '=', 1)
+      .groupBy('subscriptions.channel_id')
+      .execute();
+    return new Map<number, number>(counted.map((r) => [r.channel_id, Number(r.n)]));
   });

@@ -1,11 +1,10 @@
-import { sharedUserAccess } from './shared.js';
+import { sharedRealmUsers, sharedUserAccess } from './shared.js';
 import { fakeEmailDomain } from '../config.js';
 import type { AppCtx } from '../domain/context.js';
 import { ROLE_ADMIN, ROLE_GUEST, ROLE_MODERATOR, ROLE_OWNER } from '../domain/rules/users.js';
 import { apiEmail, avatarUrl, presentInaccessibleUser, presentUser } from '../presenters/user.js';
 import { canAccessUser } from '../domain/access/user-access.js';
 import { systemBotRows } from '../domain/actions/system-bots.js';
-import { usersInRealm } from '../store/users.js';
 import type { ClientView, StateModule } from './types.js';
 
 /**
@@ -109,7 +108,7 @@ export const usersModule: StateModule = {
   eventTypes: ['realm_user'],
   async fetch(ctx) {
     const { app, user, userRow, clientGravatar, capabilities } = ctx;
-    const [rows, profiles, access, systemBots] = await Promise.all([usersInRealm(app.db, user.realmId), usersStateHooks.profileData(app, user.realmId), sharedUserAccess(ctx), systemBotRows(app)]);
+    const [rows, profiles, access, systemBots] = await Promise.all([sharedRealmUsers(ctx), usersStateHooks.profileData(app, user.realmId), sharedUserAccess(ctx), systemBotRows(app)]);
     const view = {
       viewerId: user.id,
       viewerRole: userRow.role,

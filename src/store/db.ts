@@ -40,6 +40,8 @@ export interface Store {
    * Counted as a statement. PostgreSQL: absent (other processes commit unseen).
    */
   readonly dataVersion?: () => number | undefined;
+  /** Counts writes to the tables behind the realm-wide parts of POST /register (state/realm-cache.ts). */
+  readonly realmWrites: WriteWatchPlugin;
   close(): Promise<void>;
 }
 
@@ -60,14 +62,15 @@ export function openStore(opts: StoreOptions): Store {
   };
   const userWrites = new WriteWatchPlugin(new Set(['users', 'realms']));
   const userMessageWrites = new WriteWatchPlugin(new Set(['user_messages']));
-  const plugins = [userWrites, userMessageWrites];
+  const realmWrites = new WriteWatchPlugin(REALM_CACHE_TABLES);
+  const plugins = [userWrites, userMessageWrites, realmWrites];
   const url = opts.databaseUrl;
   if (url && /^postgres(ql)?:\/\//.test(url)) {
     const pool = new (pgModule().Pool)({ connectionString: url, max: opts.poolSize ?? 10 });
     // A connection that dies in the pool must not crash the process.
     pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log, plugins });
-    return { db, dialect: 'postgres', stats, userWrites, userMessageWrites, close: () => db.destroy() };
+    return { db, dialect: 'postgres', stats, userWrites, userMessageWrites, realmWrites, close: () => db.destroy() };
   }
   let file: string;
   if (url === ':memory:') file = ':memory:';
@@ -167,8 +170,11 @@ export function openStore(opts: StoreOptions): Store {
     reader?.close();
     await db.destroy();
   };
-  return { db, dialect: 'sqlite', stats, userWrites, userMessageWrites, dataVersion, close };
+  return { db, dialect: 'sqlite', stats, userWrites, userMessageWrites, realmWrites, dataVersion, close };
 }
+
+/** Tables whose rows the realm cache of POST /register derives from (state/realm-cache.ts). */
+const REALM_CACHE_TABLES: ReadonlySet<string> = new Set(['users', 'realms', 'channels', 'subscriptions', 'user_groups', 'user_group_members', 'user_group_subgroups']);
 
 /**
  * For SQLite handles: runs a read statement synchronously, outside Kysely's

@@ -123,9 +123,13 @@ describe('POST /register: the number of SQL statements does not grow with the re
     // lists 5, bots 2, channels 4 (recursive groups, subscription rows, channels, subscriber counts),
     // messages 4, scheduled messages and reminders 1 (one read for both), code playgrounds 1
     // (realm_playgrounds). The guest gets no default streams and owns no bots (so no bot channel names).
-    expect(small).toEqual({ iago: 32, hamlet: 32, polonius: 30 });
+    // On SQLite the realm-wide reads (the user row, realm, users, channels, groups 3, subscriber counts)
+    // come from the realm cache (state/realm-cache.ts) while PRAGMA data_version, one statement, says
+    // no other connection committed.
+    const sqlite = t.app.ctx.store.dialect === 'sqlite';
+    expect(small).toEqual(sqlite ? { iago: 25, hamlet: 25, polonius: 23 } : { iago: 32, hamlet: 32, polonius: 30 });
     // include_subscribers: one more, the realm's subscriber lists.
-    expect(smallSubs).toEqual({ iago: 33, hamlet: 33, polonius: 31 });
+    expect(smallSubs).toEqual(sqlite ? { iago: 26, hamlet: 26, polonius: 24 } : { iago: 33, hamlet: 33, polonius: 31 });
   }, 240_000);
 });
 
