@@ -2,6 +2,7 @@ import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from './db.js';
 import type { TxDb } from '../domain/context.js';
 import type { ChannelTable, SubscriptionTable } from './channels-schema.js';
+import { readCompiled } from './prepared.js';
 
 type AnyDb = Db | TxDb;
 export type ChannelRow = Selectable<ChannelTable>;
@@ -14,12 +15,13 @@ export const isStorableId = (id: number): boolean => Number.isSafeInteger(id) &&
 
 export function channelById(db: AnyDb, realmId: number, id: number): Promise<ChannelRow | undefined> {
   if (!isStorableId(id)) return Promise.resolve(undefined);
-  return db.selectFrom('channels').selectAll().where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
+  return readCompiled(db, db.selectFrom('channels').selectAll().where('realm_id', '=', realmId).where('id', '=', id).compile()).then((r) => r[0]);
 }
 
 /** Case-insensitive, as Zulip's get_stream (names are unique per realm regardless of case). */
 export function channelByName(db: AnyDb, realmId: number, name: string): Promise<ChannelRow | undefined> {
-  return db.selectFrom('channels').selectAll().where('realm_id', '=', realmId).where('name_lower', '=', name.toLowerCase()).executeTakeFirst();
+  // On the connection when it can (store/prepared.ts): every GET /messages of a channel narrow reads it.
+  return readCompiled(db, db.selectFrom('channels').selectAll().where('realm_id', '=', realmId).where('name_lower', '=', name.toLowerCase()).compile()).then((r) => r[0]);
 }
 
 export async function channelsByNames(db: AnyDb, realmId: number, names: readonly string[]): Promise<Map<string, ChannelRow>> {

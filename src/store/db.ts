@@ -97,13 +97,23 @@ export function openStore(opts: StoreOptions): Store {
   };
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), log, plugins });
   // Prepared reads (store/prepared.ts) may run straight on the connection, counted like any statement.
-  directReaders.set(db, (sql, parameters) => {
+  directReaders.set(db, (sql, parameters, raw) => {
     // Inside a transaction (which holds Kysely's connection across awaits) a read would see its
     // uncommitted writes: the caller goes through Kysely instead and waits its turn.
     if (sqlite.inTransaction) return undefined;
     const started = performance.now();
     try {
-      return database.prepare(sql).all(parameters as unknown[]);
+      const stmt = database.prepare(sql);
+      if (!raw) return stmt.all(parameters as unknown[]);
+      // Rows as arrays: better-sqlite3 builds an object per row property by property, which
+      // costs more than the read itself for GET /messages' 50 rows (store/message-search.ts).
+      // The statement is shared by SQL text: back to objects before anyone else runs it.
+      stmt.raw(true);
+      try {
+        return stmt.all(parameters as unknown[]);
+      } finally {
+        stmt.raw(false);
+      }
     } finally {
       stats.queries++;
       stats.queryMs += performance.now() - started;
@@ -122,9 +132,10 @@ export function openStore(opts: StoreOptions): Store {
  * For SQLite handles: runs a read statement synchronously on the connection,
  * outside Kysely's executor (its connection mutex, logger and plugin chain
  * cost more than a small indexed read itself), or answers undefined when it
- * cannot (a transaction is open). PostgreSQL handles have none.
+ * cannot (a transaction is open). PostgreSQL handles have none. `raw`: each
+ * row as an array of its columns in SELECT order.
  */
-export type DirectReader = (sql: string, parameters: readonly unknown[]) => unknown[] | undefined;
+export type DirectReader = (sql: string, parameters: readonly unknown[], raw?: boolean) => unknown[] | undefined;
 export const directReaders = new WeakMap<Db, DirectReader>();
 
 class StaticProvider implements MigrationProvider {

@@ -46,3 +46,14 @@ export function prepared<R, A extends readonly number[]>(arity: A['length'], bui
 
 /** Placeholders are SENTINEL, SENTINEL - 1, ...: numbers no id, count or limit is. */
 const SENTINEL = -7_300_917_000;
+
+/**
+ * Runs a compiled read (a query built per call, e.g. with an IN-list): straight
+ * on the SQLite connection when it can (no transaction open, store/db.ts
+ * directReaders), else through Kysely's executor. Counted like any statement.
+ */
+export async function readCompiled<R>(db: AnyDb, query: CompiledQuery<R>): Promise<R[]> {
+  const rows = directReaders.get(db as Db)?.(query.sql, query.parameters);
+  if (rows !== undefined) return rows as R[];
+  return (await db.executeQuery<R>(query)).rows;
+}
