@@ -26,16 +26,19 @@ export interface MessageRelations {
 export const dmParticipants = (key: string): number[] => key.split(',').map(Number);
 
 /**
- * Three queries whatever the number of messages; two when every channel's
- * name is among `knownChannels` (names the caller read in this request, e.g.
- * GET /messages' channel narrow).
+ * At most three queries whatever the number of messages: reactions (none when
+ * the rows say that no message has any), people, and channel names (none when
+ * every channel's name is among `knownChannels`, names the caller read in
+ * this request, e.g. GET /messages' channel narrow).
  */
 export async function loadMessageRelations(
   db: AnyDb,
-  rows: readonly Pick<MessageRow, 'id' | 'sender_id' | 'dm_key' | 'stream_id'>[],
+  rows: readonly (Pick<MessageRow, 'id' | 'sender_id' | 'dm_key' | 'stream_id'> & { readonly has_reactions?: number | boolean })[],
   knownChannels?: ReadonlyMap<number, string>,
 ): Promise<MessageRelations> {
-  const ids = rows.map((r) => r.id);
+  // Rows read with has_reactions (store/message-search.ts) say which messages have any: a page
+  // without reactions reads none. Without it, every message may have some.
+  const ids = rows.filter((r) => r.has_reactions === undefined || r.has_reactions).map((r) => r.id);
   const reactionRows = await reactionsOf(db, ids);
   const userIds = new Set<number>();
   const channelIds = new Set<number>();
