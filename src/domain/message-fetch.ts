@@ -97,7 +97,7 @@ export async function fetchMessages(app: AppCtx, caller: Caller, req: FetchReque
   const settings = realmSettings(realm.settings);
   const resolved = await resolveNarrow(app, caller, req.narrow, settings.realm_empty_topic_display_name);
   const range = await fetchRange(app, resolved.spec, resolved.channelNarrow, req);
-  const messages = await presentRows(app, caller, realm, settings, range.rows, req, resolved.search);
+  const messages = await presentRows(app, caller, realm, settings, range.rows, req, resolved.search, resolved.channelNames);
   return {
     messages,
     found_anchor: range.foundAnchor,
@@ -162,8 +162,9 @@ async function presentRows(
   rows: readonly FoundRow[],
   req: Pick<FetchRequest, 'applyMarkdown' | 'clientGravatar' | 'allowEmptyTopicName'>,
   search: SearchQuery | null,
+  knownChannels?: ReadonlyMap<number, string>,
 ): Promise<Record<string, unknown>[]> {
-  const rel = await loadMessageRelations(app.db, rows);
+  const rel = await loadMessageRelations(app.db, rows, knownChannels);
   const access = await userAccessOf(app, caller);
   const view = { ...messageViewFor(app, realm, settings, req, await linkifiersForRealm(app.db, realm.id)), access };
   return rows.map((r) => {

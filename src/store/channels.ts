@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from './db.js';
-import { directRead } from './prepared.js';
+import { directRead, readCompiled } from './prepared.js';
 import type { TxDb } from '../domain/context.js';
 import type { ChannelTable, SubscriptionTable } from './channels-schema.js';
 

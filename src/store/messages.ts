@@ -4,7 +4,7 @@ import type { TxDb } from '../domain/context.js';
 import type { MessageTable, ReactionTable } from './messages-schema.js';
 import { isStorableId } from './channels.js';
 import { dialectOf } from './migrations/helpers.js';
-import { directRead } from './prepared.js';
+import { directRead, readCompiled } from './prepared.js';
 
 type AnyDb = Db | TxDb;
 export type MessageRow = Selectable<MessageTable>;
@@ -272,5 +272,6 @@ export async function firstMessageIdOf(db: AnyDb, recipientId: number): Promise<
 
 export function reactionsOf(db: AnyDb, messageIds: readonly number[]): Promise<ReactionRow[]> {
   if (messageIds.length === 0) return Promise.resolve([]);
-  return db.selectFrom('reactions').selectAll().where('message_id', 'in', [...messageIds]).orderBy('id').execute();
+  // Read on the connection when it can (store/prepared.ts): every GET /messages page runs it.
+  return readCompiled(db, db.selectFrom('reactions').selectAll().where('message_id', 'in', [...messageIds]).orderBy('id').compile());
 }

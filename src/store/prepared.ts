@@ -64,3 +64,14 @@ export function directRead<R>(db: AnyDb, sqliteSql: string, parameters: readonly
     return Promise.reject(err);
   }
 }
+
+/**
+ * Runs a compiled read (a query built per call, e.g. with an IN-list): straight
+ * on the SQLite connection when it can (no transaction open, store/db.ts
+ * directReaders), else through Kysely's executor. Counted like any statement.
+ */
+export async function readCompiled<R>(db: AnyDb, query: CompiledQuery<R>): Promise<R[]> {
+  const rows = directReaders.get(db as Db)?.(query.sql, query.parameters);
+  if (rows !== undefined) return rows as R[];
+  return (await db.executeQuery<R>(query)).rows;
+}

@@ -25,6 +25,8 @@ export interface ResolvedNarrow {
   readonly search: SearchQuery | null;
   /** A channel term is present (first-unread then skips muted-channel exclusion). */
   readonly channelNarrow: boolean;
+  /** The names of the channels the terms named (id -> name), read here: presenting the page needs no second read of them. */
+  readonly channelNames: ReadonlyMap<number, string>;
 }
 
 const pyList = (ids: readonly number[]): string => `[${ids.join(', ')}]`;
@@ -49,6 +51,7 @@ export async function resolveNarrow(app: AppCtx, caller: Caller, terms: readonly
   const v = new MessageViewer(db, caller);
   const conditions: Condition[] = [];
   const searches: string[] = [];
+  const channelNames = new Map<number, string>();
   let includeHistory = false;
   let channelNarrow = false;
   let dmNarrow = false;
@@ -65,6 +68,7 @@ export async function resolveNarrow(app: AppCtx, caller: Caller, terms: readonly
       const ch = await channelByIdOrName(db, caller.realmId, operand as string | number);
       if (!ch || ch.recipient_id === null) throw badNarrow(`unknown channel ${String(operand)}`);
       conditions.push({ kind: 'recipient', id: ch.recipient_id, negated });
+      channelNames.set(ch.id, ch.name);
       if (!negated) includeHistory = await v.canReadHistory(ch);
       continue;
     }
@@ -195,5 +199,6 @@ export async function resolveNarrow(app: AppCtx, caller: Caller, terms: readonly
     spec: { userId: caller.id, realmId: caller.realmId, includeHistory: includeHistory && !anyIs, conditions },
     search,
     channelNarrow,
+    channelNames,
   };
 }

@@ -1,0 +1,66 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { directReaders, openStore, type Store } from '../../src/store/db.js';
+import { readCompiled } from '../../src/store/prepared.js';
+
+/**
+ * Reads straight on the SQLite connection (store/db.ts directReaders), as
+ * GET /messages' page query runs them: statements are shared by SQL text, so
+ * a read as arrays (raw) must leave the statement giving objects to the next
+ * caller, and inside a transaction the direct path steps aside.
+ */
+const open: Store[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close();
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+async function store(): Promise<Store> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-direct-'));
+  dirs.push(dir);
+  const s = openStore({ databaseUrl: undefined, dataDir: dir });
+  open.push(s);
+  await sql`CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT NOT NULL)`.execute(s.db);
+  await sql`INSERT INTO t (id, name) VALUES (1, 'a'), (2, 'b')`.execute(s.db);
+  return s;
+}
+
+const TEXT = 'SELECT id, name FROM t ORDER BY id';
+
+describe('direct reads on SQLite', () => {
+  it('a raw read gives arrays and leaves the shared statement giving objects', async () => {
+    const s = await store();
+    const read = directReaders.get(s.db)!;
+    const before = s.stats.queries;
+    expect(read(TEXT, [], true)).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+    ]);
+    expect(read(TEXT, [])).toEqual([
+      { id: 1, name: 'a' },
+      { id: 2, name: 'b' },
+    ]);
+    // Kysely's driver prepares through the same cache of statements.
+    expect((await sql.raw(TEXT).execute(s.db)).rows).toEqual([
+      { id: 1, name: 'a' },
+      { id: 2, name: 'b' },
+    ]);
+    expect(s.stats.queries - before).toBe(3);
+  });
+
+  it('inside a transaction the direct path answers undefined and readCompiled sees the transaction through Kysely', async () => {
+    const s = await store();
+    const read = directReaders.get(s.db)!;
+    await s.db.transaction().execute(async (tx) => {
+      await sql`INSERT INTO t (id, name) VALUES (3, 'c')`.execute(tx);
+      expect(read(TEXT, [], true)).toBeUndefined();
+      const rows = await readCompiled(tx, tx.selectFrom('t' as never).select(['id', 'name'] as never).orderBy('id' as never).compile());
+      expect(rows).toHaveLength(3);
+    });
+    expect(read(TEXT, [], true)).toHaveLength(3);
+  });
+});
