@@ -41,7 +41,7 @@ export async function insertUserMessages(db: AnyDb, messageId: number, rows: rea
   }
   // Each row as one integer, user_id * 2^16 + flags (ids < 2^31, flags < 2^12: exact, under
   // 2^53). Reading three fields out of a JSON array per row (`value ->> n` parses the row's
-  // text each time) cost a third of the instructions of a send's two inserts and its share
+  // text each time) cost a quarter of the instructions of a send's two inserts and its share
   // of COMMIT (callgrind, docs/performance.md "Sends: statements and the read connection").
   const packed = JSON.stringify(
     rows.map((r) => {
