@@ -281,6 +281,24 @@ function answerBody(ignored: readonly string[], result: Record<string, unknown>)
   return successBody(result, ignored);
 }
 
+/** The error answer for a thrown error (both paths), or undefined for an unexpected one (500, logged). */
+function clientError(err: unknown, beforeHandler: boolean): JsonableError | undefined {
+  if (err instanceof JsonableError) return err;
+  const e = err as { statusCode?: number; code?: string; message?: string };
+  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || e.code === 'FST_REQ_FILE_TOO_LARGE' || e.code === 'FST_FILES_LIMIT' || e.code === 'FST_FIELDS_LIMIT' || e.statusCode === 413) {
+    return new JsonableError('Request too large', { code: 'REQUEST_TOO_LARGE', status: 413 });
+  }
+  // PostgreSQL refuses NUL bytes and invalid UTF-8 in text (22021, 22P05): the
+  // client sent a string no column can hold, which is a bad request, not a crash.
+  if (e.code === '22021' || e.code === '22P05') return new JsonableError('Invalid characters in request', { status: 400 });
+  if ((typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) || beforeHandler) {
+    // Malformed bodies and headers the framework refused (anything failing before the
+    // handler runs is request parsing, e.g. truncated multipart): a client error, not a crash.
+    return new JsonableError('Malformed request', { status: 400 });
+  }
+  return undefined;
+}
+
 /** Answers a request itself and says true, or says false and leaves it to Fastify. */
 type LeanPath = (req: IncomingMessage, res: ServerResponse) => boolean;
 /** Requests the lean path answered (tests check that it was taken). */
@@ -331,12 +349,14 @@ function leanPath(app: AppCtx, authMemo: Map<string, AuthMemo>, metrics: Metrics
       body = answerBody(parsed.ignored, await l.ep.handler(ctx as never, parsed.values as never));
     } catch (err) {
       // As the error handler of buildHttpServer answers an error thrown inside a handler.
-      if (err instanceof JsonableError) {
-        Object.assign(headers, err.headers);
-        status = err.status;
-        body = JSON.stringify(errorFields(err)) + '\n';
+      const known = clientError(err, false);
+      if (known) {
+        Object.assign(headers, known.headers);
+        status = known.status;
+        body = JSON.stringify(errorFields(known)) + '\n';
       } else {
         app.log.error({ reqId, method: 'GET', route: l.route, error: loggableError(err) }, 'unhandled error');
+        if (process.env.PARLEY_DEBUG_ERRORS) console.error(err);
         status = 500;
         body = JSON.stringify({ result: 'error', msg: 'Internal server error' }) + '\n';
       }
@@ -511,20 +531,8 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
   fastify.setNotFoundHandler(async (_req, reply) => sendError(reply, notFound()));
 
   fastify.setErrorHandler(async (err: unknown, req, reply) => {
-    if (err instanceof JsonableError) return sendError(reply, err);
-    const e = err as { statusCode?: number; code?: string; message?: string };
-    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || e.code === 'FST_REQ_FILE_TOO_LARGE' || e.code === 'FST_FILES_LIMIT' || e.code === 'FST_FIELDS_LIMIT' || e.statusCode === 413) {
-      return sendError(reply, new JsonableError('Request too large', { code: 'REQUEST_TOO_LARGE', status: 413 }));
-    }
-    // PostgreSQL refuses NUL bytes and invalid UTF-8 in text (22021, 22P05): the
-    // client sent a string no column can hold, which is a bad request, not a crash.
-    if (e.code === '22021' || e.code === '22P05') return sendError(reply, new JsonableError('Invalid characters in request', { status: 400 }));
-    const beforeHandler = !(req as ParleyRequest).parleyInHandler;
-    if ((typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) || beforeHandler) {
-      // Malformed bodies and headers the framework refused (anything failing before the
-      // handler runs is request parsing, e.g. truncated multipart): a client error, not a crash.
-      return sendError(reply, new JsonableError('Malformed request', { status: 400 }));
-    }
+    const known = clientError(err, !(req as ParleyRequest).parleyInHandler);
+    if (known) return sendError(reply, known);
     // Class, message and the source line only: a stack trace or request data could carry secrets.
     app.log.error({ reqId: req.id, method: req.method, route: req.routeOptions.url, error: loggableError(err) }, 'unhandled error');
     if (process.env.PARLEY_DEBUG_ERRORS) console.error(err);
