@@ -49,6 +49,8 @@ export interface Config {
   readonly redisKeyPrefix: string;
   /** On SIGTERM, how long /ready answers 503 before the server stops taking requests (load balancer notice). */
   readonly drainDelayMs: number;
+  /** A full garbage collection once the server goes quiet after its heap grew (src/idle-gc.ts); PARLEY_IDLE_GC=0 turns it off. */
+  readonly idleGc: boolean;
   /** API requests per user per minute (Zulip: 200); 0 disables. */
   readonly rateLimitPerUser: number;
   /** Characters (keys + values) a bot may keep in bot storage (Zulip's USER_STATE_SIZE_LIMIT: 10000000). */
@@ -162,6 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     redisUrl: env.PARLEY_REDIS_URL || undefined,
     redisKeyPrefix: env.PARLEY_REDIS_PREFIX || 'parley:',
     drainDelayMs: int(env, 'PARLEY_DRAIN_DELAY_MS', 0),
+    idleGc: env.PARLEY_IDLE_GC !== '0' && env.PARLEY_IDLE_GC !== 'false',
     rateLimitPerUser: int(env, 'PARLEY_RATE_LIMIT_PER_USER', 200),
     botStorageLimit: int(env, 'PARLEY_BOT_STORAGE_LIMIT', 10_000_000),
     rateLimitPerIp: int(env, 'PARLEY_RATE_LIMIT_PER_IP', 100),

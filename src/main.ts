@@ -9,6 +9,8 @@ async function main(): Promise<void> {
   await bootstrapRealm(app.ctx, { announce: true });
   await app.http.listen({ host: config.host, port: config.port });
   startupDone();
+  // Memory back after bursts, once the server is quiet (P6/P7); the main server process only, never in tests.
+  if (config.idleGc) (await import('./idle-gc.js')).startIdleGc();
   app.ctx.log.info({ url: realmUrl(config), store: app.ctx.store.dialect }, 'Parley is serving the web app at / and the API at /api/v1');
 
   let closing = false;
