@@ -54,7 +54,7 @@ try {
     const last = +median(lasts).toFixed(1);
     const p99 = +median(p99s).toFixed(1);
     figures[`clients_${n}`] = { last_answered_ms: last, p99_ms: p99, runs: RUNS };
-    rows.push({ bench: `P4 fan-out, ${n} long-polling clients`, 'p99 ms': p99, 'last answered ms': last, target: n <= 1000 ? '<= 50 ms' : '<= 250 ms' });
+    rows.push({ bench: `P4 fan-out, ${n} long-polling clients`, 'p99 ms': p99, 'last answered ms': last, target: n <= 1000 ? '<= 30 ms' : '<= 150 ms' });
   }
   table(rows);
   record('P4', figures);
