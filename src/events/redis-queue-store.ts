@@ -9,7 +9,7 @@ import type { ParleyEvent } from './types.js';
  * contract and behaviour as MemoryQueueStore; keys under one prefix P:
  *
  *   P q:<id>      hash  d (descriptor JSON), n (next event id), p (newest pruned id),
- *                       l (last connection, ms), t (timeout, s), u (user id), r (realm id), w (1 if watcher),
+ *                       t (timeout, s), u (user id), r (realm id), w (1 if watcher),
  *                       o (the process that last parked a poll on it: its notification channel)
  *   P e:<id>      list  "<id>;<event JSON>" (the event has no `id` key of its own, so
  *                       its wire form is the JSON with `"id":<id>` spliced in, no parsing) or
@@ -17,7 +17,9 @@ import type { ParleyEvent } from './types.js';
  *                       from p+1 to n-1, so acknowledging is one LTRIM
  *   P u:<user>    set   queue ids of a user
  *   P w:<realm>   set   queue ids of a realm that watch all public channels or a narrow
- *   P exp         zset  queue id -> expiry deadline (last connection + timeout, ms)
+ *   P exp         zset  queue id -> expiry deadline (last connection + timeout, ms): the
+ *                       last connection is this minus the timeout (not stored twice: one
+ *                       write less per poll)
  *   P notify      pub/sub channel of every process: {"g":[],"d":[dropped ids]} (backlog cap) and
  *                 {"g":[],"d":[],"r":[removed ids]}
  *   P n:<process> pub/sub channel of one process (o above): {"g":[grown ids],"d":[]} for the
@@ -147,10 +149,8 @@ for i = 4, #ARGV, 4 do
     else
       if ARGV[i + 3] == '1' then
         if meta[5] ~= me then
-          redis.call('HSET', qk, 'l', now, 'o', me)
+          redis.call('HSET', qk, 'o', me)
           if meta[5] then redis.call('PUBLISH', P .. 'n:' .. meta[5], cjson.encode({g = {id}, d = {}})) end
-        else
-          redis.call('HSET', qk, 'l', now)
         end
         redis.call('ZADD', ez, now + tonumber(meta[4]) * 1000, id)
       end
@@ -176,7 +176,6 @@ const TOUCH = `
 local t = redis.call('HGET', KEYS[1], 't')
 if not t then return 0 end
 local now = tonumber(ARGV[2])
-redis.call('HSET', KEYS[1], 'l', now)
 redis.call('ZADD', KEYS[2], now + tonumber(t) * 1000, ARGV[1])
 return 1
 `;
@@ -185,7 +184,7 @@ const CREATE = `
 local P, id = ARGV[1], ARGV[2]
 local qk = P .. 'q:' .. id
 redis.call('DEL', qk, P .. 'e:' .. id)
-redis.call('HSET', qk, 'd', ARGV[3], 'n', ARGV[4], 'p', ARGV[5], 'l', ARGV[6], 't', ARGV[7], 'u', ARGV[8], 'r', ARGV[9], 'w', ARGV[10])
+redis.call('HSET', qk, 'd', ARGV[3], 'n', ARGV[4], 'p', ARGV[5], 't', ARGV[7], 'u', ARGV[8], 'r', ARGV[9], 'w', ARGV[10])
 redis.call('SADD', P .. 'u:' .. ARGV[8], id)
 if ARGV[10] == '1' then redis.call('SADD', P .. 'w:' .. ARGV[9], id) end
 redis.call('ZADD', P .. 'exp', tonumber(ARGV[6]) + tonumber(ARGV[7]) * 1000, id)
@@ -550,17 +549,18 @@ export class RedisQueueStore implements QueueStore {
     const ids = await this.r.zrange(this.prefix + 'exp', 0, -1);
     const out: SerializedQueue[] = [];
     for (const id of ids) {
-      const [[, meta], [, entries]] = (await this.r
+      const [[, meta], [, entries], [, deadline]] = (await this.r
         .multi()
-        .hmget(this.prefix + 'q:' + id, 'd', 'n', 'p', 'l')
+        .hmget(this.prefix + 'q:' + id, 'd', 'n', 'p', 't')
         .lrange(this.prefix + 'e:' + id, 0, -1)
-        .exec()) as [[null, (string | null)[]], [null, string[]]];
+        .zscore(this.prefix + 'exp', id)
+        .exec()) as [[null, (string | null)[]], [null, string[]], [null, string | null]];
       if (!meta[0]) continue;
       out.push({
         descriptor: JSON.parse(meta[0]) as QueueDescriptor,
         nextEventId: Number(meta[1]),
         newestPrunedId: Number(meta[2]),
-        lastConnection: Number(meta[3]),
+        lastConnection: Number(deadline) - Number(meta[3]) * 1000,
         events: entries.map(parseEntry),
       });
     }

@@ -169,6 +169,26 @@ describe('Redis queue store across two processes', () => {
     expect(reads).toHaveBeenCalledTimes(1);
   });
 
+  it("the last connection (kept only in the expiry deadline) moves with a blocking poll and survives snapshot and restore", async () => {
+    const a = await process2();
+    const q = qid('l');
+    await a.create(desc(q), 5_000);
+    const mine = async (): Promise<number | undefined> => (await a.snapshot()).find((s) => s.descriptor.id === q)?.lastConnection;
+    expect(await mine()).toBe(5_000);
+    await a.pollStep(q, 1, -1, false, 7_000); // not blocking: no connection recorded
+    expect(await mine()).toBe(5_000);
+    await a.pollStep(q, 1, -1, true, 9_000);
+    expect(await mine()).toBe(9_000);
+    await a.touch(q, 11_000);
+    const snap = (await a.snapshot()).find((s) => s.descriptor.id === q)!;
+    expect(snap.lastConnection).toBe(11_000);
+    await a.remove([q]);
+    await a.restore([snap]);
+    expect(await mine()).toBe(11_000);
+    expect(await a.expired(11_000 + 600_000 - 1, new Set())).not.toContain(q);
+    expect(await a.expired(11_000 + 600_000, new Set())).toContain(q);
+  });
+
   /** Records the notifications `store` hears from Redis (those that carry the appended events). */
   const notified = (store: RedisQueueStore): string[] => {
     const ids: string[] = [];
