@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { QueueDescriptor } from './delivery.js';
 import { eventJsonWithoutId, type AckResult, type AppendedEvents, type AppendResult, type PollStep, type QueuedEvent, type QueueListener, type QueueStore, type SerializedQueue } from './queue-store.js';
@@ -8,19 +9,30 @@ import type { ParleyEvent } from './types.js';
  * contract and behaviour as MemoryQueueStore; keys under one prefix P:
  *
  *   P q:<id>      hash  d (descriptor JSON), n (next event id), p (newest pruned id),
- *                       l (last connection, ms), t (timeout, s), u (user id), r (realm id), w (1 if watcher)
+ *                       t (timeout, s), u (user id), r (realm id), w (1 if watcher),
+ *                       o (the process that last parked a poll on it: its notification channel)
  *   P e:<id>      list  "<id>;<event JSON>" (the event has no `id` key of its own, so
  *                       its wire form is the JSON with `"id":<id>` spliced in, no parsing) or
  *                       "<id>:<event JSON>" (any event); oldest first; ids are consecutive,
  *                       from p+1 to n-1, so acknowledging is one LTRIM
  *   P u:<user>    set   queue ids of a user
  *   P w:<realm>   set   queue ids of a realm that watch all public channels or a narrow
- *   P exp         zset  queue id -> expiry deadline (last connection + timeout, ms)
- *   P notify      pub/sub channel: {"g":[grown ids],"d":[dropped ids]}, and after an append
- *                 three more lines and the payloads: the first new id of each grown
- *                 queue (comma-separated), the payload numbers of each (space-separated
- *                 lists), then one payload per line ("<;|:><event JSON>"; JSON has no
- *                 raw newline). A poll parked on an empty queue answers from it.
+ *   P exp         zset  queue id -> expiry deadline (last connection + timeout, ms): the
+ *                       last connection is this minus the timeout (not stored twice: one
+ *                       write less per poll)
+ *   P notify      pub/sub channel of every process: {"g":[],"d":[dropped ids]} (backlog cap) and
+ *                 {"g":[],"d":[],"r":[removed ids]}
+ *   P n:<process> pub/sub channel of one process (o above): {"g":[grown ids],"d":[]} for the
+ *                 queues it parked polls on, and after an append three more lines and the
+ *                 payloads: the first new id of each grown queue (comma-separated), the
+ *                 payload numbers of each (space-separated lists), then one payload per line
+ *                 ("<;|:><event JSON>"; JSON has no raw newline). A poll parked on an empty
+ *                 queue answers from it. A process hears (and decodes) only its own queues:
+ *                 with every growth broadcast, each process decoded every fan-out's ids.
+ *                 A queue never polled with blocking has no o and its growth is published
+ *                 nowhere (no poll waits on it; the next poll reads the queue). A process that
+ *                 died leaves o naming a channel nobody hears: the next poll, on any process,
+ *                 reads the queue and takes o over.
  *
  * Every change is one Lua script, so appends assign ids, enforce the
  * backlog cap and notify atomically, and two processes never interleave
@@ -29,17 +41,19 @@ import type { ParleyEvent } from './types.js';
  */
 
 const APPEND = `
-local P, max, nq = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local P, max, nq, me = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local payloads = {}
-local i = 4 + nq * 2
+local i = 5 + nq * 2
 local np = tonumber(ARGV[i])
 for k = 1, np do payloads[k] = ARGV[i + k] end
-local grown, firsts, lists, dropped, droppedDescs = {}, {}, {}, {}, {}
+local grown, elsewhere, dropped, droppedDescs = {}, {}, {}, {}
+-- owner process -> its part of the notification
+local parts, owners = {}, {}
 for k = 0, nq - 1 do
-  local id = ARGV[4 + k * 2]
-  local refs = ARGV[5 + k * 2]
+  local id = ARGV[5 + k * 2]
+  local refs = ARGV[6 + k * 2]
   local qk, ek = P .. 'q:' .. id, P .. 'e:' .. id
-  local meta = redis.call('HMGET', qk, 'n', 'u', 'r', 'd')
+  local meta = redis.call('HMGET', qk, 'n', 'u', 'r', 'd', 'o')
   if meta[1] then
     local list = {}
     for ref in string.gmatch(refs, '[^,]+') do list[#list + 1] = tonumber(ref) end
@@ -57,19 +71,31 @@ for k = 0, nq - 1 do
       redis.call('RPUSH', ek, unpack(items))
       redis.call('HSET', qk, 'n', n + #list)
       grown[#grown + 1] = id
-      firsts[#firsts + 1] = n
-      lists[#lists + 1] = refs
+      local o = meta[5]
+      if o ~= me then elsewhere[#elsewhere + 1] = id end
+      if o then
+        local part = parts[o]
+        if not part then
+          part = {g = {}, f = {}, l = {}}
+          parts[o] = part
+          owners[#owners + 1] = o
+        end
+        part.g[#part.g + 1] = id
+        part.f[#part.f + 1] = n
+        part.l[#part.l + 1] = refs
+      end
     end
   end
 end
-if #grown > 0 or #dropped > 0 then
-  local msg = cjson.encode({g = grown, d = dropped})
-  if #grown > 0 then
-    msg = msg .. '\\n' .. table.concat(firsts, ',') .. '\\n' .. table.concat(lists, ' ') .. '\\n' .. table.concat(payloads, '\\n')
+if #owners > 0 then
+  local all = table.concat(payloads, '\\n')
+  for _, o in ipairs(owners) do
+    local part = parts[o]
+    redis.call('PUBLISH', P .. 'n:' .. o, cjson.encode({g = part.g, d = {}}) .. '\\n' .. table.concat(part.f, ',') .. '\\n' .. table.concat(part.l, ' ') .. '\\n' .. all)
   end
-  redis.call('PUBLISH', P .. 'notify', msg)
 end
-return {grown, droppedDescs}
+if #dropped > 0 then redis.call('PUBLISH', P .. 'notify', cjson.encode({g = {}, d = dropped})) end
+return {grown, droppedDescs, elsewhere}
 `;
 
 /** Acknowledges up to `last` (drops the older entries): 'ok', 'pruned' or 'not_in_queue'. Shared by ACK and POLL_MANY. */
@@ -98,20 +124,22 @@ return acknowledge(qk, ek, last, tonumber(meta[1]), tonumber(meta[2]))
 /**
  * The poll steps of one event-loop turn, in one script: for each poll, ownership,
  * acknowledgement (as ACK), the connection time when blocking, and the pending
- * entries. ARGV: prefix, now, then (queue id, user id, last event id, block) per
- * poll. Reply, flat, per poll in order: the status, and when 'ok' the queue's
+ * entries; a blocking poll makes this process the queue's notified one (o), and
+ * tells the process it takes o from (a poll moving between processes ends the one
+ * still parked there, as a new poll does in one process). ARGV: prefix, now, this
+ * process, then (queue id, user id, last event id, block) per poll. Reply, flat, per poll in order: the status, and when 'ok' the queue's
  * next id, the number of entries and the entries. (One script per poll cost ~20 us of Lua call
  * overhead in Redis and one command in the client, per delivery.)
  */
 const POLL_MANY = `${ACKNOWLEDGE_FN}
-local P, now = ARGV[1], tonumber(ARGV[2])
+local P, now, me = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local ez = P .. 'exp'
 local out = {}
-for i = 3, #ARGV, 4 do
+for i = 4, #ARGV, 4 do
   local id = ARGV[i]
   local qk, ek = P .. 'q:' .. id, P .. 'e:' .. id
   local last = tonumber(ARGV[i + 2])
-  local meta = redis.call('HMGET', qk, 'n', 'p', 'u', 't')
+  local meta = redis.call('HMGET', qk, 'n', 'p', 'u', 't', 'o')
   if not meta[1] or meta[3] ~= ARGV[i + 1] then
     out[#out + 1] = 'missing'
   else
@@ -120,7 +148,10 @@ for i = 3, #ARGV, 4 do
       out[#out + 1] = acked
     else
       if ARGV[i + 3] == '1' then
-        redis.call('HSET', qk, 'l', now)
+        if meta[5] ~= me then
+          redis.call('HSET', qk, 'o', me)
+          if meta[5] then redis.call('PUBLISH', P .. 'n:' .. meta[5], cjson.encode({g = {id}, d = {}})) end
+        end
         redis.call('ZADD', ez, now + tonumber(meta[4]) * 1000, id)
       end
       local entries = redis.call('LRANGE', ek, 0, -1)
@@ -145,7 +176,6 @@ const TOUCH = `
 local t = redis.call('HGET', KEYS[1], 't')
 if not t then return 0 end
 local now = tonumber(ARGV[2])
-redis.call('HSET', KEYS[1], 'l', now)
 redis.call('ZADD', KEYS[2], now + tonumber(t) * 1000, ARGV[1])
 return 1
 `;
@@ -154,7 +184,7 @@ const CREATE = `
 local P, id = ARGV[1], ARGV[2]
 local qk = P .. 'q:' .. id
 redis.call('DEL', qk, P .. 'e:' .. id)
-redis.call('HSET', qk, 'd', ARGV[3], 'n', ARGV[4], 'p', ARGV[5], 'l', ARGV[6], 't', ARGV[7], 'u', ARGV[8], 'r', ARGV[9], 'w', ARGV[10])
+redis.call('HSET', qk, 'd', ARGV[3], 'n', ARGV[4], 'p', ARGV[5], 't', ARGV[7], 'u', ARGV[8], 'r', ARGV[9], 'w', ARGV[10])
 redis.call('SADD', P .. 'u:' .. ARGV[8], id)
 if ARGV[10] == '1' then redis.call('SADD', P .. 'w:' .. ARGV[9], id) end
 redis.call('ZADD', P .. 'exp', tonumber(ARGV[6]) + tonumber(ARGV[7]) * 1000, id)
@@ -186,7 +216,7 @@ return out
 `;
 
 type Scripted = Redis & {
-  parleyAppend(...args: (string | number)[]): Promise<[string[], string[]]>;
+  parleyAppend(...args: (string | number)[]): Promise<[string[], string[], string[]]>;
   parleyAck(qk: string, ek: string, last: number): Promise<AckResult>;
   parleyPendingMany(n: number, ...keys: string[]): Promise<string[][]>;
   parleyPollMany(...args: (string | number)[]): Promise<(string | number)[]>;
@@ -306,6 +336,9 @@ export class RedisQueueStore implements QueueStore {
   private subscribed: Promise<void> | undefined;
   /** Poll steps asked for in this event-loop turn (pollStep). */
   private polls: PendingPoll[] = [];
+  /** This process's name in o, and its notification channel (P n:<name>). */
+  private readonly name = randomBytes(8).toString('hex');
+  private readonly channel: string;
 
   /**
    * `redis` runs commands; `sub` is a second connection this store puts in
@@ -319,8 +352,9 @@ export class RedisQueueStore implements QueueStore {
     private readonly maxEvents: number,
   ) {
     this.r = defineScripts(redis);
+    this.channel = prefix + 'n:' + this.name;
     sub.on('message', (channel: string, message: string) => {
-      if (channel !== this.prefix + 'notify') return;
+      if (channel !== this.channel && channel !== this.prefix + 'notify') return;
       const nl = message.indexOf('\n');
       const m = JSON.parse(nl < 0 ? message : message.slice(0, nl)) as { g: unknown; d: unknown; r?: unknown };
       const arr = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : []);
@@ -336,7 +370,7 @@ export class RedisQueueStore implements QueueStore {
 
   /** Resolves once the growth notifications are subscribed (call before serving). */
   ready(): Promise<void> {
-    this.subscribed ??= this.sub.subscribe(this.prefix + 'notify').then(() => undefined);
+    this.subscribed ??= this.sub.subscribe(this.prefix + 'notify', this.channel).then(() => undefined);
     return this.subscribed;
   }
 
@@ -424,9 +458,12 @@ export class RedisQueueStore implements QueueStore {
       nq++;
     }
     if (nq === 0) return { grown: [], dropped: [] };
-    const [grown, droppedRaw] = await this.r.parleyAppend(this.prefix, this.maxEvents, nq, ...args, payloads.length, ...payloads);
+    const [grown, droppedRaw, elsewhere] = await this.r.parleyAppend(this.prefix, this.maxEvents, nq, this.name, ...args, payloads.length, ...payloads);
     const dropped = droppedRaw.map((raw) => JSON.parse(raw) as QueueDescriptor);
     for (const d of dropped) this.descs.delete(d.id);
+    // Grown queues whose notification went to another process (or nowhere): a poll of this
+    // process still parked on one (superseded elsewhere, its notice not yet read) is woken here.
+    if (elsewhere.length > 0) for (const l of this.listeners) l(elsewhere, []);
     return { grown, dropped };
   }
 
@@ -465,7 +502,7 @@ export class RedisQueueStore implements QueueStore {
   private readonly flushPolls = (): void => {
     const batch = this.polls;
     this.polls = [];
-    const args: (string | number)[] = [this.prefix, batch[batch.length - 1]!.now];
+    const args: (string | number)[] = [this.prefix, batch[batch.length - 1]!.now, this.name];
     for (const p of batch) args.push(p.queueId, p.userId, p.lastEventId, p.block ? '1' : '0');
     this.r.parleyPollMany(...args).then(
       (out) => {
@@ -512,17 +549,18 @@ export class RedisQueueStore implements QueueStore {
     const ids = await this.r.zrange(this.prefix + 'exp', 0, -1);
     const out: SerializedQueue[] = [];
     for (const id of ids) {
-      const [[, meta], [, entries]] = (await this.r
+      const [[, meta], [, entries], [, deadline]] = (await this.r
         .multi()
-        .hmget(this.prefix + 'q:' + id, 'd', 'n', 'p', 'l')
+        .hmget(this.prefix + 'q:' + id, 'd', 'n', 'p', 't')
         .lrange(this.prefix + 'e:' + id, 0, -1)
-        .exec()) as [[null, (string | null)[]], [null, string[]]];
+        .zscore(this.prefix + 'exp', id)
+        .exec()) as [[null, (string | null)[]], [null, string[]], [null, string | null]];
       if (!meta[0]) continue;
       out.push({
         descriptor: JSON.parse(meta[0]) as QueueDescriptor,
         nextEventId: Number(meta[1]),
         newestPrunedId: Number(meta[2]),
-        lastConnection: Number(meta[3]),
+        lastConnection: Number(deadline) - Number(meta[3]) * 1000,
         events: entries.map(parseEntry),
       });
     }

@@ -69,7 +69,7 @@ describe('Redis queue store across two processes', () => {
     // One script call carrying all seven steps (ioredis's auto-pipeline may invoke the method object twice for it).
     const calls = new Set(script.mock.calls.map((c) => JSON.stringify(c)));
     expect(calls.size).toBe(1);
-    expect(script.mock.calls[0]).toHaveLength(2 + 4 * 7);
+    expect(script.mock.calls[0]).toHaveLength(3 + 4 * 7);
     expect(steps).toEqual([
       { status: 'ok', eventsJson: '[{"type":"x","n":1,"id":1},{"type":"x","n":2,"id":2}]', nextEventId: 3 },
       { status: 'ok', eventsJson: '[{"type":"x","n":2,"id":2}]', nextEventId: 3 },
@@ -90,6 +90,9 @@ describe('Redis queue store across two processes', () => {
     const [q1, q2] = [qid('d'), qid('e')];
     await a.create(desc(q1), 0);
     await a.create(desc(q2), 0);
+    // B parks polls on both (a blocking poll step makes B the process notified of their growth).
+    await b.pollStep(q1, 1, -1, true, 0);
+    await b.pollStep(q2, 1, -1, true, 0);
     const first = heard(b, q2);
     await a.append(new Map([[q2, [{ type: 'x', n: 0 }]]]));
     await first;
@@ -120,17 +123,22 @@ describe('Redis queue store across two processes', () => {
     const qa = queues(a);
     const qb = queues(b);
     const desc1 = await qa.register({ ...desc(''), lifespanSecs: 0 });
-    const settled = heard(b, desc1.id);
+    // No poll has parked on it yet: this growth is published to no process.
     await a.append(new Map([[desc1.id, [{ type: 'x', n: 0 }]]]));
-    await settled;
     // Acknowledges event 0 and parks on B (nothing pending; the next id is 1).
     const reads = vi.spyOn(b, 'pendingJsonMany');
     const parked = qb.pollAnswer(1, desc1.id, 0, false);
     await vi.waitFor(() => expect(qb.parkedPolls).toBe(1));
-    const heardByA = heard(a, desc1.id);
+    const notifiedA: string[] = [];
+    const offA = a.subscribe((grown, _d, appended) => {
+      if (appended !== undefined) notifiedA.push(...grown);
+    });
     await a.append(new Map([[desc1.id, [{ type: 'x', n: 1 }, { type: 'x', n: 2 }]]]));
     const answer = await parked;
-    await heardByA;
+    // Only B, where the poll is parked, was notified (A appended, but holds no poll on the queue).
+    await a.append(new Map([[desc1.id, []]]));
+    offA();
+    expect(notifiedA).toEqual([]);
     expect(answer.eventsJson).toBe('[{"type":"x","n":1,"id":1},{"type":"x","n":2,"id":2}]');
     expect(answer.queue_id).toBe(desc1.id);
     expect(reads).not.toHaveBeenCalled();
@@ -151,12 +159,121 @@ describe('Redis queue store across two processes', () => {
     await vi.waitFor(() => expect(qb.parkedPolls).toBe(1));
     // B stops hearing notifications for a moment: the append of id 0 is missed, the one of id 1 is heard.
     const sub = (b as unknown as { sub: Redis }).sub;
-    await sub.unsubscribe(`${prefix}notify`);
+    const channel = (b as unknown as { channel: string }).channel;
+    await sub.unsubscribe(channel);
     await a.append(new Map([[d.id, [{ type: 'x', n: 0 }]]]));
-    await sub.subscribe(`${prefix}notify`);
+    await sub.subscribe(channel);
     const reads = vi.spyOn(b, 'pendingJsonMany');
     await a.append(new Map([[d.id, [{ type: 'x', n: 1 }]]]));
     expect((await parked).eventsJson).toBe('[{"type":"x","n":0,"id":0},{"type":"x","n":1,"id":1}]');
     expect(reads).toHaveBeenCalledTimes(1);
+  });
+
+  it("the last connection (kept only in the expiry deadline) moves with a blocking poll and survives snapshot and restore", async () => {
+    const a = await process2();
+    const q = qid('l');
+    await a.create(desc(q), 5_000);
+    const mine = async (): Promise<number | undefined> => (await a.snapshot()).find((s) => s.descriptor.id === q)?.lastConnection;
+    expect(await mine()).toBe(5_000);
+    await a.pollStep(q, 1, -1, false, 7_000); // not blocking: no connection recorded
+    expect(await mine()).toBe(5_000);
+    await a.pollStep(q, 1, -1, true, 9_000);
+    expect(await mine()).toBe(9_000);
+    await a.touch(q, 11_000);
+    const snap = (await a.snapshot()).find((s) => s.descriptor.id === q)!;
+    expect(snap.lastConnection).toBe(11_000);
+    await a.remove([q]);
+    await a.restore([snap]);
+    expect(await mine()).toBe(11_000);
+    expect(await a.expired(11_000 + 600_000 - 1, new Set())).not.toContain(q);
+    expect(await a.expired(11_000 + 600_000, new Set())).toContain(q);
+  });
+
+  /** Records the notifications `store` hears from Redis (those that carry the appended events). */
+  const notified = (store: RedisQueueStore): string[] => {
+    const ids: string[] = [];
+    store.subscribe((grown, _d, appended) => {
+      if (appended !== undefined) ids.push(...grown);
+    });
+    return ids;
+  };
+
+  it("a process hears only the growth of queues it parked polls on", async () => {
+    const a = await process2();
+    const b = await process2();
+    const [qa, qb] = [queues(a), queues(b)];
+    const d1 = await qa.register({ ...desc(''), lifespanSecs: 0 });
+    const d2 = await qa.register({ ...desc(''), lifespanSecs: 0 });
+    const d3 = await qa.register({ ...desc(''), lifespanSecs: 0 });
+    const [onA, onB] = [notified(a), notified(b)];
+    const p1 = qa.pollAnswer(1, d1.id, -1, false);
+    const p2 = qb.pollAnswer(1, d2.id, -1, false);
+    await vi.waitFor(() => expect([qa.parkedPolls, qb.parkedPolls]).toEqual([1, 1]));
+    const e: ParleyEvent = { type: 'x', n: 0 };
+    // d3 has no parked poll anywhere: its growth reaches no process, and its next poll reads it.
+    await b.append(new Map([[d1.id, [e]], [d2.id, [e]], [d3.id, [e]]]));
+    expect((await p1).eventsJson).toBe('[{"type":"x","n":0,"id":0}]');
+    expect((await p2).eventsJson).toBe('[{"type":"x","n":0,"id":0}]');
+    expect(onA).toEqual([d1.id]);
+    expect(onB).toEqual([d2.id]);
+    expect((await qb.pollAnswer(1, d3.id, -1, false)).eventsJson).toBe('[{"type":"x","n":0,"id":0}]');
+  });
+
+  it('a poll moving to another process ends the one parked on the first, and later growth reaches the second only', async () => {
+    const a = await process2();
+    const b = await process2();
+    const [qa, qb] = [queues(a), queues(b)];
+    const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
+    const onA = notified(a);
+    const first = qa.pollAnswer(1, d.id, -1, false);
+    await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
+    // The client polls again through B: A's poll ends (with what is pending, nothing), as a new poll does in one process.
+    const second = qb.pollAnswer(1, d.id, -1, false);
+    expect((await first).eventsJson).toBe('[]');
+    await vi.waitFor(() => expect([qa.parkedPolls, qb.parkedPolls]).toEqual([0, 1]));
+    const before = onA.length;
+    await a.append(new Map([[d.id, [{ type: 'x', n: 0 }]]]));
+    expect((await second).eventsJson).toBe('[{"type":"x","n":0,"id":0}]');
+    expect(onA.slice(before)).toEqual([]);
+  });
+
+  it("a poll left parked on a process that missed the move is woken by that process's own append", async () => {
+    const a = await process2();
+    const b = await process2();
+    const [qa, qb] = [queues(a), queues(b)];
+    const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
+    const first = qa.pollAnswer(1, d.id, -1, false);
+    await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
+    const sub = (a as unknown as { sub: Redis }).sub;
+    const channel = (a as unknown as { channel: string }).channel;
+    await sub.unsubscribe(channel);
+    const second = qb.pollAnswer(1, d.id, -1, false);
+    await vi.waitFor(() => expect(qb.parkedPolls).toBe(1));
+    await sub.subscribe(channel);
+    expect(qa.parkedPolls).toBe(1);
+    // A's heartbeat for it (an append by A, whose notification goes to B) answers A's stale poll too.
+    await a.append(new Map([[d.id, [{ type: 'heartbeat' }]]]));
+    expect((await first).eventsJson).toBe('[{"type":"heartbeat","id":0}]');
+    expect((await second).eventsJson).toBe('[{"type":"heartbeat","id":0}]');
+  });
+
+  it('a process that disappears with a parked poll leaves no event undelivered: the next poll on another process reads them', async () => {
+    const a = await process2();
+    const b = await process2();
+    const c = await process2();
+    const [qa, qb] = [queues(a), queues(b)];
+    const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
+    void qa.pollAnswer(1, d.id, -1, false).catch(() => undefined);
+    await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
+    // A dies (its connections close); C appends: the notification goes to A's channel, which nobody hears.
+    (a as unknown as { sub: Redis }).sub.disconnect();
+    (a as unknown as { r: Redis }).r.disconnect();
+    await c.append(new Map([[d.id, [{ type: 'x', n: 0 }]]]));
+    expect((await qb.pollAnswer(1, d.id, -1, false)).eventsJson).toBe('[{"type":"x","n":0,"id":0}]');
+    // B's next poll parks and takes the queue over: C's next append reaches it.
+    const next = qb.pollAnswer(1, d.id, 0, false);
+    await vi.waitFor(() => expect(qb.parkedPolls).toBe(1));
+    await c.append(new Map([[d.id, [{ type: 'x', n: 1 }]]]));
+    expect((await next).eventsJson).toBe('[{"type":"x","n":1,"id":1}]');
   });
 });
