@@ -94,19 +94,7 @@ export function openStore(opts: StoreOptions): Store {
   // Kysely's SQLite driver prepares every statement on each call, which costs
   // 10-25% of CPU on hot paths; statements depend only on their SQL text, so
   // keep the prepared ones (bounded: IN-lists of varying length make many texts).
-  const statements = new Map<string, SQLite.Statement>();
-  const database = {
-    close: () => sqlite.close(),
-    prepare(sql: string): SQLite.Statement {
-      let stmt = statements.get(sql);
-      if (!stmt) {
-        stmt = sqlite.prepare(sql);
-        if (statements.size >= 2000) statements.clear();
-        statements.set(sql, stmt);
-      }
-      return stmt;
-    },
-  };
+  const database = cachedStatements(sqlite, 2000);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), log, plugins });
   // While a transaction is open (it holds Kysely's connection across awaits: under a
   // sustained send load, the group commit's nearly always), a read on the main
@@ -123,19 +111,7 @@ export function openStore(opts: StoreOptions): Store {
     conn.pragma('cache_size = -16384');
     conn.pragma('mmap_size = 268435456');
     conn.pragma('temp_store = MEMORY');
-    const cache = new Map<string, SQLite.Statement>();
-    return {
-      close: () => conn.close(),
-      prepare(sql: string): SQLite.Statement {
-        let stmt = cache.get(sql);
-        if (!stmt) {
-          stmt = conn.prepare(sql);
-          if (cache.size >= 500) cache.clear();
-          cache.set(sql, stmt);
-        }
-        return stmt;
-      },
-    };
+    return cachedStatements(conn, 500);
   };
   // Prepared reads (store/prepared.ts) may run straight on a connection, counted like any statement.
   directReaders.set(db, (sql, parameters, raw) => {
@@ -195,6 +171,23 @@ const REALM_CACHE_TABLES: ReadonlySet<string> = new Set(['users', 'realms', 'cha
  * handles have none. `raw`: each
  * row as an array of its columns in SELECT order.
  */
+/** A connection whose statements are prepared once per SQL text (at most `max` kept). */
+function cachedStatements(conn: SQLite.Database, max: number): { prepare(sql: string): SQLite.Statement; close(): void } {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => conn.close(),
+    prepare(sql: string): SQLite.Statement {
+      let stmt = statements.get(sql);
+      if (!stmt) {
+        stmt = conn.prepare(sql);
+        if (statements.size >= max) statements.clear();
+        statements.set(sql, stmt);
+      }
+      return stmt;
+    },
+  };
+}
+
 export type DirectReader = (sql: string, parameters: readonly unknown[], raw?: boolean) => unknown[] | undefined;
 export const directReaders = new WeakMap<Db, DirectReader>();
 
