@@ -40,13 +40,17 @@ export class WriteWatchPlugin implements KyselyPlugin {
 
   /**
    * A raw statement (sql`...`: the batch insert of a send's user_messages rows
-   * is one) is a write to a watched table when its text starts with INSERT
-   * INTO / UPDATE / DELETE FROM that table.
+   * is one, and on PostgreSQL a send's message and rows are one WITH statement)
+   * writes a watched table when its text has INSERT INTO / UPDATE / DELETE FROM
+   * that table anywhere, a data-modifying CTE included. A match inside a string
+   * literal only drops a cache entry too many, never one too few.
    */
   private rawTouches(node: RootOperationNode): boolean {
-    const text = (node as unknown as { sqlFragments: readonly string[] }).sqlFragments[0] ?? '';
-    const m = /^\s*(?:insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+"?(\w+)/i.exec(text);
-    return m !== null && this.tables.has(m[1]!.toLowerCase());
+    const text = (node as unknown as { sqlFragments: readonly string[] }).sqlFragments.join(' ');
+    for (const m of text.matchAll(/\b(?:insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+"?(\w+)/gi)) {
+      if (this.tables.has(m[1]!.toLowerCase())) return true;
+    }
+    return false;
   }
 
   private touches(node: RootOperationNode): boolean {
