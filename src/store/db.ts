@@ -6,6 +6,7 @@ import type Pg from 'pg';
 import { lazyRequire } from '../lazy.js';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
+import { SQLITE_SCHEMA } from './migrations/sqlite-schema.js';
 import type { Dialect } from './migrations/helpers.js';
 import { WriteWatchPlugin } from './write-watch.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
@@ -151,6 +152,7 @@ export function openStore(opts: StoreOptions): Store {
   };
   // WAL checkpoints in a worker thread once the WAL grows (sqlite-checkpointer.ts).
   const checkpointer = file === ':memory:' ? undefined : startCheckpointer(sqlite, file);
+  schemaCreators.set(db, () => createSqliteSchema(sqlite));
   const close = async (): Promise<void> => {
     await checkpointer?.stop();
     reader?.close();
@@ -200,10 +202,56 @@ class StaticProvider implements MigrationProvider {
 
 /** Applies every pending migration; throws if one fails. */
 export async function migrate(db: Db): Promise<void> {
+  if (schemaCreators.get(db)?.()) return;
+  await migrateWithKysely(db);
+}
+
+/** Kysely's migrator: each pending migration in name order, recorded in kysely_migration. */
+export async function migrateWithKysely(db: Db): Promise<void> {
   const migrator = new Migrator({ db, provider: new StaticProvider(migrations) });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error;
 }
+
+/** SQLite stores opened by openStore: creates the whole schema when the database is empty (below). */
+const schemaCreators = new WeakMap<Db, () => boolean>();
+
+/**
+ * An empty SQLite database (a first start) gets what the migrations would
+ * make, in one transaction: their statements as Kysely's migrator executes
+ * them (recorded by tools/generate-sqlite-schema.mjs into
+ * migrations/sqlite-schema.ts; test/unit/sqlite-schema.test.ts checks both the
+ * recording and the resulting schema against the migrations) and the migrator's
+ * own rows, so that later migrations are applied by the migrator as usual.
+ * Through the migrator, building and committing some 150 statements one by one
+ * was about 10% of a cold start's CPU (performance.md P10). False, with nothing
+ * done, when the database is not empty or the recording does not cover exactly
+ * the migrations there are: the migrator then does the work. BEGIN IMMEDIATE
+ * waits for another process creating the schema at the same moment; it then
+ * finds the database not empty.
+ */
+function createSqliteSchema(sqlite: SQLite.Database): boolean {
+  const names = Object.keys(migrations);
+  if (names.length !== SQLITE_SCHEMA.migrations.length || !SQLITE_SCHEMA.migrations.every((n) => names.includes(n))) return false;
+  sqlite.exec('BEGIN IMMEDIATE');
+  try {
+    if (sqlite.prepare('SELECT count(*) FROM sqlite_master').pluck().get() !== 0) {
+      sqlite.exec('ROLLBACK');
+      return false;
+    }
+    const at = sqlText(new Date().toISOString());
+    const rows = SQLITE_SCHEMA.migrations.map((name) => `insert into "kysely_migration" ("name", "timestamp") values (${sqlText(name)}, ${at})`);
+    sqlite.exec([...SQLITE_SCHEMA.statements, ...rows].map((s) => `${s};`).join('\n'));
+    sqlite.exec('COMMIT');
+    return true;
+  } catch (err) {
+    if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
+    throw err;
+  }
+}
+
+/** A string as an SQL literal. */
+export const sqlText = (s: string): string => `'${s.replaceAll("'", "''")}'`;
 
 export const bool = (v: number | boolean | null | undefined): boolean => v === 1 || v === true;
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
