@@ -10,7 +10,8 @@ import { notFound } from '../domain/errors.js';
  * The web app (issue 14), served by the server itself: no CDN, works offline.
  * web/build.mjs writes dist/web/index.html and dist/web/static/* with content
  * hashes in the names, each with a .gz and .br copy made at build time. The
- * whole build is small (well under a megabyte), so it is read into memory once.
+ * whole build is small (about 2 MB with the compressed copies), so it is read into memory
+ * once, by the first request for the app.
  *
  * - The app's pages (/ and the app's own paths) get `Cache-Control: no-cache`
  *   (always revalidated, with an ETag), so a new build is picked up at once.
@@ -144,8 +145,11 @@ const NOT_BUILT =
   '<body><h1>The web app is not built</h1><p>Run <code>npm run build</code>, then reload this page.</p></body></html>\n';
 
 export function registerWebApp(http: FastifyInstance, app: AppCtx): void {
-  let build = loadBuild(app.config.webDir);
-  // Until a build exists, look again on each request (a server started before `npm run build` finished).
+  // Read at the first request for the app, not at start: an API-only server never holds the
+  // build's 2 MB (with its .gz and .br copies), and a start does not spend the reads and
+  // hashes on it (performance.md P7, P10). Until a build exists, look again on each request
+  // (a server started before `npm run build` finished).
+  let build: Build | undefined;
   const current = (): Build | undefined => (build ??= loadBuild(app.config.webDir));
 
   const page = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
