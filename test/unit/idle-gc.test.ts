@@ -51,6 +51,22 @@ describe('idle collector', () => {
     expect(c.tick()).toBe(true);
   });
 
+  it('after start: two collections at the first quiet interval whatever the growth, then as before', () => {
+    const s = scripted(10);
+    const c = new IdleCollector(s, { ...OPTS, afterStart: 2 });
+    s.busy = 0.9;
+    expect(c.tick()).toBe(false); // busy: waits
+    expect(s.collected).toBe(0);
+    s.busy = 0.01;
+    expect(c.tick()).toBe(true); // quiet, nothing grew: the start's collections
+    expect(s.collected).toBe(2);
+    expect(c.tick()).toBe(false); // once only
+    s.heap = 115;
+    expect(c.tick()).toBe(true); // growth, as before
+    expect(s.collected).toBe(3);
+    expect(c.collections).toBe(3);
+  });
+
   it('runs V8 full collections in a process started without --expose-gc', () => {
     const { collector, stop } = startIdleGc({ intervalMs: 60_000, growthBytes: 0, idleUtilization: 1 });
     try {
