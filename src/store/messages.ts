@@ -17,11 +17,6 @@ export type MessageWithFlags = MessageRow & { um_flags: number | null };
 /** Rows per INSERT: well under SQLite's 32766 bound variables, so a send is one statement up to this many recipients. */
 const INSERT_CHUNK = 5000;
 
-export async function insertMessage(db: AnyDb, row: Insertable<MessageTable>): Promise<number> {
-  const r = await db.insertInto('messages').values(row).returning('id').executeTakeFirstOrThrow();
-  return r.id;
-}
-
 /**
  * A message's per-user rows (a send's recipients): one statement whatever
  * their number, with a short constant SQL text. The rows go as one JSON
@@ -56,25 +51,52 @@ const PACK = 2 ** 16;
 /**
  * A message and its per-user rows. On PostgreSQL one statement (a
  * data-modifying CTE: one round trip instead of two inside the send's
- * transaction, which holds a pooled connection meanwhile); on SQLite the two
- * inserts above (statements there cost no round trip).
+ * transaction, which holds a pooled connection meanwhile); on SQLite the
+ * message insert and insertUserMessages above (statements there cost no
+ * round trip).
+ *
+ * The message's INSERT is written once per dialect and column list (every
+ * send passes the same columns) and run as a raw statement with one parameter
+ * per column: Kysely's insert builder made and compiled a node per column
+ * and value on every send. It still goes through Kysely's executor (the
+ * statement is logged and counted, the write watches see its text).
  */
 export async function insertMessageWithRows(db: AnyDb, row: Insertable<MessageTable>, rows: readonly { user_id: number; flags: number }[]): Promise<number> {
-  if (dialectOf(db as never) !== 'postgres' || rows.length === 0) {
-    const id = await insertMessage(db, row);
-    await insertUserMessages(db, id, rows);
-    return id;
-  }
-  const cols = Object.keys(row) as (keyof typeof row)[];
-  const users = rows.map((r) => r.user_id);
-  const flags = rows.map((r) => r.flags);
-  const r = await sql<{ id: number }>`WITH m AS (
-      INSERT INTO messages (${sql.join(cols.map((c) => sql.ref(c)))}) VALUES (${sql.join(cols.map((c) => row[c]))}) RETURNING id
-    ), um AS (
-      INSERT INTO user_messages (user_id, message_id, flags) SELECT t.u, m.id, t.f FROM m, unnest(${users}::integer[], ${flags}::integer[]) AS t(u, f)
-    )
-    SELECT id FROM m`.execute(db);
-  return r.rows[0]!.id;
+  const postgres = dialectOf(db as never) === 'postgres';
+  const withRows = postgres && rows.length > 0;
+  // Columns left undefined are left out, as Kysely's builder did.
+  const shape = messageInsertShape(Object.keys(row).filter((c) => (row as Record<string, unknown>)[c] !== undefined), postgres, withRows);
+  const values: unknown[] = shape.cols.map((c) => (row as Record<string, unknown>)[c]);
+  if (withRows) values.push(rows.map((r) => r.user_id), rows.map((r) => r.flags));
+  const r = await sql<{ id: number }>(shape.fragments, ...values).execute(db);
+  const id = r.rows[0]!.id;
+  if (!withRows) await insertUserMessages(db, id, rows);
+  return id;
+}
+
+interface InsertShape {
+  readonly cols: readonly string[];
+  readonly fragments: TemplateStringsArray;
+}
+const insertShapes = new Map<string, InsertShape>();
+
+/** The fragments of the message INSERT (between its parameters) for these columns, built once per dialect and column list. */
+function messageInsertShape(cols: readonly string[], postgres: boolean, withRows: boolean): InsertShape {
+  const key = `${postgres ? 'p' : 's'}${withRows ? '+' : ''}:${cols.join(',')}`;
+  let shape = insertShapes.get(key);
+  if (shape) return shape;
+  for (const c of cols) if (!/^[a-z_]+$/.test(c)) throw new Error(`insertMessageWithRows: unexpected column ${c}`);
+  const head = `${withRows ? 'WITH m AS (\n      ' : ''}INSERT INTO messages (${cols.map((c) => `"${c}"`).join(', ')}) VALUES (`;
+  const tail = withRows
+    ? `) RETURNING id\n    ), um AS (\n      INSERT INTO user_messages (user_id, message_id, flags) SELECT t.u, m.id, t.f FROM m, unnest(`
+    : ') RETURNING id';
+  // One fragment before each parameter and one after the last: head, ", " between columns, tail.
+  const parts = [head, ...cols.slice(1).map(() => ', '), tail];
+  if (withRows) parts.push('::integer[], ', '::integer[]) AS t(u, f)\n    )\n    SELECT id FROM m');
+  const fragments = Object.assign([...parts], { raw: [...parts] }) as unknown as TemplateStringsArray;
+  shape = { cols: [...cols], fragments };
+  insertShapes.set(key, shape);
+  return shape;
 }
 
 /** Rows for users who did not have one yet (a move into a channel with protected history, historical rows). */
