@@ -12,6 +12,7 @@ import { createInitialRealmContent } from './domain/actions/realm-content.js';
 import { ensureSystemBots } from './domain/actions/system-bots.js';
 import { generatePassword, hashPassword } from './domain/rules/credentials.js';
 import { MemoryRateLimiter } from './domain/rules/rate-limit.js';
+import { LineBatch } from './http/logging.js';
 import { ROLE_OWNER } from './domain/rules/users.js';
 import { InProcessBus, type EventBus } from './events/bus.js';
 import { withUserAccess } from './domain/access/user-access-delivery.js';
@@ -69,10 +70,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // most a second) and go out in one write(), instead of a write handed to
   // libuv's thread pool per request line (about 10 us of CPU per request at
   // P1 rates, docs/performance.md); pino flushes what is pending on exit.
-  let logDest: ReturnType<typeof pino.destination> | undefined;
+  // Lines are joined per 4 KB before SonicBoom sees them (LineBatch, http/logging.ts).
+  let logDest: LineBatch | undefined;
   let logFlush: NodeJS.Timeout | undefined;
   if (!opts.logger) {
-    const dest = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+    const dest = new LineBatch(pino.destination({ dest: 1, sync: false, minLength: 4096 }));
     logFlush = setInterval(() => dest.flush(), 1000).unref();
     logDest = dest;
   }
@@ -145,6 +147,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       await store.close();
       // What is still buffered is written by pino's exit handler.
       if (logFlush) clearInterval(logFlush);
+      logDest?.close();
     },
   };
 }

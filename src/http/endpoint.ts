@@ -25,6 +25,12 @@ export interface PublicCtx {
   readonly rawBody: Buffer | undefined;
   /** Client name from the User-Agent's "Name/version" prefix (Zulip's message `client`). */
   readonly clientName: string;
+  /**
+   * Set by the lean path (server.ts) when the request was read from its socket in the
+   * current poll phase of the event loop, not pipelined, with few connections open: state
+   * read once in that phase may serve it (state/user-extras.ts, maxMessageIdNow).
+   */
+  readonly sameBatch?: boolean;
 }
 
 export interface AuthedCtx extends PublicCtx {
@@ -36,6 +42,17 @@ export interface AuthedCtx extends PublicCtx {
 /** 'webhook': Zulip's webhook_view (api_key parameter or Basic; incoming-webhook bots allowed). */
 export type Auth = 'user' | 'none' | 'webhook';
 export type CtxFor<A extends Auth> = A extends 'user' | 'webhook' ? AuthedCtx : PublicCtx;
+
+/**
+ * A success payload already serialized: the JSON of its fields without the braces
+ * ('"a":1,"b":2'), which the answer splices after "result" and "msg" as it would
+ * the fields of an object (server.ts, answerBody). Lets a handler keep a payload's
+ * JSON across requests (GET /users/me).
+ */
+export class SerializedFields {
+  readonly [key: string]: unknown;
+  constructor(readonly json: string) {}
+}
 
 /** What a handler returns: the success payload, or a raw reply it already sent. */
 export type HandlerResult = Record<string, unknown> | { readonly raw: true };

@@ -5,7 +5,7 @@ import multipart from '@fastify/multipart';
 import type { AppCtx } from '../domain/context.js';
 import { JsonableError, notFound, rateLimited } from '../domain/errors.js';
 import { authenticate, authenticateWebhook } from './auth.js';
-import type { AnyEndpoint, AuthedCtx, Method, PublicCtx, UploadedFile } from './endpoint.js';
+import { SerializedFields, type AnyEndpoint, type AuthedCtx, type Method, type PublicCtx, type UploadedFile } from './endpoint.js';
 import { paramParser, type ParamDefs } from './params.js';
 import { routes } from './routes.js';
 import { updateSettings } from './endpoints/settings.js';
@@ -271,6 +271,11 @@ function answer(reply: FastifyReply, ignored: readonly string[], result: Record<
 
 /** The success body of a handler's result (both paths: answer, the lean path). */
 function answerBody(ignored: readonly string[], result: Record<string, unknown>): string {
+  if (result instanceof SerializedFields) {
+    let body = '{"result":"success","msg":"",' + result.json;
+    if (ignored.length) body += ',"ignored_parameters_unsupported":' + JSON.stringify(ignored);
+    return body + '}\n';
+  }
   if (result instanceof PollAnswer) {
     // GET /events: the events are JSON already; splice them into Zulip's body.
     let body = '{"result":"success","msg":"","events":' + result.eventsJson;
@@ -334,40 +339,104 @@ function leanPath(app: AppCtx, authMemo: Map<string, AuthMemo>, metrics: Metrics
   });
   type Lean = ReturnType<typeof lean>;
   const byPath = new Map<string, Lean>([getOwnUser, getEvents].map((ep) => [API_PREFIX + ep.path, lean(ep, ep === getEvents)]));
-  const respond = async (l: Lean, query: Record<string, string>, req: IncomingMessage, res: ServerResponse, reqId: string, started: number, caller: Caller, row: UserRow): Promise<void> => {
-    const headers: Record<string, string | number> = { 'x-request-id': reqId };
-    let status = 200;
+  /** The answer to a lean request that threw (as the error handler of buildHttpServer answers an error thrown inside a handler). */
+  const failed = (l: Lean, res: ServerResponse, reqId: string, started: number, caller: Caller, headers: Record<string, string | number>, err: unknown): void => {
+    let status: number;
     let body: string;
-    try {
-      if (l.limit > 0) {
-        const r = await consumeRateLimit(app, `api:user:${caller.id}`, l.limit);
-        Object.assign(headers, r.headers);
-        if (r.error) throw r.error;
-      }
-      const ctx = { app, req: undefined, reply: { raw: res }, files: [], rawBody: undefined, clientName: clientNameOf(req.headers['user-agent']), user: caller, userRow: row };
-      const parsed = l.parse({ body: NO_FIELDS, query, path: NO_FIELDS });
-      body = answerBody(parsed.ignored, await l.ep.handler(ctx as never, parsed.values as never));
-    } catch (err) {
-      // As the error handler of buildHttpServer answers an error thrown inside a handler.
-      const known = clientError(err, false);
-      if (known) {
-        Object.assign(headers, known.headers);
-        status = known.status;
-        body = JSON.stringify(errorFields(known)) + '\n';
-      } else {
-        app.log.error({ reqId, method: 'GET', route: l.route, error: loggableError(err) }, 'unhandled error');
-        if (process.env.PARLEY_DEBUG_ERRORS) console.error(err);
-        status = 500;
-        body = JSON.stringify({ result: 'error', msg: 'Internal server error' }) + '\n';
-      }
+    const known = clientError(err, false);
+    if (known) {
+      Object.assign(headers, known.headers);
+      status = known.status;
+      body = JSON.stringify(errorFields(known)) + '\n';
+    } else {
+      app.log.error({ reqId, method: 'GET', route: l.route, error: loggableError(err) }, 'unhandled error');
+      if (process.env.PARLEY_DEBUG_ERRORS) console.error(err);
+      status = 500;
+      body = JSON.stringify({ result: 'error', msg: 'Internal server error' }) + '\n';
     }
     Object.assign(headers, COMMON_HEADERS);
     // Errors go through Fastify's send there (sendJson), which adds the charset to a JSON string body.
-    if (status !== 200) headers['content-type'] = 'application/json; charset=utf-8';
+    headers['content-type'] = 'application/json; charset=utf-8';
     headers['content-length'] = Buffer.byteLength(body);
     res.writeHead(status, headers);
     res.end(body);
     logRequest(app, metrics, reqId, 'GET', l.route, status, performance.now() - started, caller.id);
+  };
+  /** A 200 answer: X-Request-Id, the common headers and Content-Length, in that order (no rate limit headers). */
+  const succeeded = (l: Lean, res: ServerResponse, reqId: string, started: number, caller: Caller, body: string): void => {
+    res.writeHead(200, [
+      'x-request-id', reqId,
+      'content-type', 'application/json',
+      'x-content-type-options', 'nosniff',
+      'x-frame-options', 'DENY',
+      'referrer-policy', 'strict-origin-when-cross-origin',
+      'cache-control', 'no-store',
+      'content-length', Buffer.byteLength(body),
+    ]);
+    res.end(body);
+    logRequest(app, metrics, reqId, 'GET', l.route, 200, performance.now() - started, caller.id);
+  };
+  /** With rate limiting on: the limiter answers asynchronously (it may be Redis), and its headers come first. */
+  const respondLimited = async (l: Lean, query: Record<string, string>, req: IncomingMessage, res: ServerResponse, reqId: string, started: number, caller: Caller, row: UserRow): Promise<void> => {
+    const headers: Record<string, string | number> = { 'x-request-id': reqId };
+    let body: string;
+    try {
+      const r = await consumeRateLimit(app, `api:user:${caller.id}`, l.limit);
+      Object.assign(headers, r.headers);
+      if (r.error) throw r.error;
+      const ctx = { app, req: undefined, reply: { raw: res }, files: [], rawBody: undefined, clientName: clientNameOf(req.headers['user-agent']), user: caller, userRow: row };
+      const parsed = l.parse({ body: NO_FIELDS, query, path: NO_FIELDS });
+      body = answerBody(parsed.ignored, await l.ep.handler(ctx as never, parsed.values as never));
+    } catch (err) {
+      return failed(l, res, reqId, started, caller, headers, err);
+    }
+    Object.assign(headers, COMMON_HEADERS);
+    headers['content-length'] = Buffer.byteLength(body);
+    res.writeHead(200, headers);
+    res.end(body);
+    logRequest(app, metrics, reqId, 'GET', l.route, 200, performance.now() - started, caller.id);
+  };
+  // Connections open on the server, below which one poll phase's requests were all reported by one
+  // epoll_wait (libuv polls again within a phase only after a full batch of 1,024 events).
+  const TURN_MAX_CONNECTIONS = 512;
+  const respond = (l: Lean, query: Record<string, string>, req: IncomingMessage, res: ServerResponse, reqId: string, started: number, caller: Caller, row: UserRow): void => {
+    if (l.limit > 0) {
+      respondLimited(l, query, req, res, reqId, started, caller, row).catch(() => res.destroy());
+      return;
+    }
+    let parsed: { values: unknown; ignored: readonly string[] };
+    let out: unknown;
+    try {
+      // Not pipelined (a pipelined request waits for its connection: no socket yet), and few connections: see endpoint.ts.
+      const server = res.socket === null ? undefined : (res.socket as { server?: { _connections?: unknown } }).server;
+      const sameBatch = server !== undefined && typeof server._connections === 'number' && server._connections < TURN_MAX_CONNECTIONS;
+      const ctx = { app, req: undefined, reply: { raw: res }, files: [], rawBody: undefined, clientName: clientNameOf(req.headers['user-agent']), user: caller, userRow: row, sameBatch };
+      parsed = l.parse({ body: NO_FIELDS, query, path: NO_FIELDS });
+      out = l.ep.handler(ctx as never, parsed.values as never);
+    } catch (err) {
+      return failed(l, res, reqId, started, caller, { 'x-request-id': reqId }, err);
+    }
+    // A handler that answers at once (GET /users/me with its state kept) is answered at once, without a promise.
+    if (!(out instanceof Promise)) {
+      let body: string;
+      try {
+        body = answerBody(parsed.ignored, out as Record<string, unknown>);
+      } catch (err) {
+        return failed(l, res, reqId, started, caller, { 'x-request-id': reqId }, err);
+      }
+      return succeeded(l, res, reqId, started, caller, body);
+    }
+    respondLater(l, res, reqId, started, caller, parsed.ignored, out as Promise<Record<string, unknown>>).catch(() => res.destroy());
+  };
+  /** The answer of a handler that returned a promise (GET /events, GET /users/me before its state is kept). */
+  const respondLater = async (l: Lean, res: ServerResponse, reqId: string, started: number, caller: Caller, ignored: readonly string[], pending: Promise<Record<string, unknown>>): Promise<void> => {
+    let body: string;
+    try {
+      body = answerBody(ignored, await pending);
+    } catch (err) {
+      return failed(l, res, reqId, started, caller, { 'x-request-id': reqId }, err);
+    }
+    succeeded(l, res, reqId, started, caller, body);
   };
   return (req, res) => {
     if (req.method !== 'GET' || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) return false;
@@ -386,7 +455,11 @@ function leanPath(app: AppCtx, authMemo: Map<string, AuthMemo>, metrics: Metrics
     if (auth === undefined) return false;
     const started = performance.now();
     leanStats.answered++;
-    respond(l, query, req, res, genRequestId(req), started, auth.caller, auth.row).catch(() => res.destroy());
+    try {
+      respond(l, query, req, res, genRequestId(req), started, auth.caller, auth.row);
+    } catch {
+      res.destroy();
+    }
     return true;
   };
 }

@@ -18,12 +18,7 @@ async function maxMessageIdQuery(app: AppCtx, userId: number): Promise<number> {
     const rows = await newestUserMessage(app.db, userId);
     return rows.length ? rows[0]!.message_id : -1;
   }
-  // Another connection (the CLI) committed since the entries were read: any of them may be stale.
-  if (version !== memo.dataVersion) {
-    memo.byUser.clear();
-    memo.dataVersion = version;
-  }
-  const hit = memo.byUser.get(userId);
+  const hit = memoHit(memo, version, userId);
   if (hit !== undefined) return hit;
   const writes = app.store.userMessageWrites.writes;
   const rows = await newestUserMessage(app.db, userId);
@@ -32,6 +27,48 @@ async function maxMessageIdQuery(app: AppCtx, userId: number): Promise<number> {
   // another connection after the data_version read is newer than `version`: the next read clears.)
   if (app.store.userMessageWrites.writes === writes) memo.byUser.set(userId, value);
   return value;
+}
+
+/** The kept value for a user at this data_version, after dropping every entry if another connection committed since. */
+function memoHit(memo: MaxIdMemo, version: number, userId: number): number | undefined {
+  if (version !== memo.dataVersion) {
+    memo.byUser.clear();
+    memo.dataVersion = version;
+  }
+  return memo.byUser.get(userId);
+}
+
+/**
+ * max_message_id when it is kept (SQLite) and still exact, without a promise, else undefined
+ * (the caller then awaits maxMessageIdForUser). GET /users/me's synchronous path.
+ *
+ * `sameBatch`: the caller is a request that the HTTP server read from its socket in the
+ * current poll phase of the event loop, not pipelined behind another request of its
+ * connection, with fewer than TURN_MAX_CONNECTIONS connections open (server.ts decides).
+ * Such a request reuses the data_version read by an earlier request of the same phase, so
+ * the pragma runs once per phase instead of once per request (P1). Exact: the sockets of
+ * one phase's requests were all reported readable by one epoll_wait (libuv polls again
+ * within a phase only after a full batch of 1,024 events, impossible with fewer fds), so
+ * each request had arrived, and was sent, before that epoll_wait returned, hence before
+ * the pragma was read; a commit it could have known about is in the value read. The
+ * value is dropped by setImmediate, which runs right after the poll phase, before any
+ * timer or the next poll. Pipelined requests may have arrived later in the same read()
+ * and read the pragma themselves.
+ */
+export function maxMessageIdNow(app: AppCtx, userId: number, sameBatch: boolean): number | undefined {
+  const memo = memoFor(app.store);
+  if (memo === undefined) return undefined;
+  let version: number | undefined;
+  if (sameBatch && memo.turnVersion !== undefined && app.store.inTransaction?.() === false) version = memo.turnVersion;
+  else {
+    version = app.store.dataVersion!();
+    if (version === undefined) return undefined;
+    if (sameBatch) {
+      if (memo.turnVersion === undefined) setImmediate(memo.endTurn);
+      memo.turnVersion = version;
+    }
+  }
+  return memoHit(memo, version, userId);
 }
 
 /**
@@ -53,13 +90,16 @@ async function maxMessageIdQuery(app: AppCtx, userId: number): Promise<number> {
 interface MaxIdMemo {
   byUser: Map<number, number>;
   dataVersion: number;
+  /** data_version as read in the current poll phase by a request (maxMessageIdNow), until setImmediate drops it. */
+  turnVersion: number | undefined;
+  readonly endTurn: () => void;
 }
 const memos = new WeakMap<Store, MaxIdMemo>();
 function memoFor(store: Store): MaxIdMemo | undefined {
   if (!store.dataVersion) return undefined;
   let memo = memos.get(store);
   if (!memo) {
-    const m: MaxIdMemo = { byUser: new Map(), dataVersion: -1 };
+    const m: MaxIdMemo = { byUser: new Map(), dataVersion: -1, turnVersion: undefined, endTurn: () => (m.turnVersion = undefined) };
     store.userMessageWrites.onWrite(() => m.byUser.clear());
     memos.set(store, (memo = m));
   }

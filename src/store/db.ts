@@ -41,6 +41,8 @@ export interface Store {
    * Counted as a statement. PostgreSQL: absent (other processes commit unseen).
    */
   readonly dataVersion?: () => number | undefined;
+  /** SQLite only: whether this connection has a transaction open (no statement). */
+  readonly inTransaction?: () => boolean;
   /** Counts writes to the tables behind the realm-wide parts of POST /register (state/realm-cache.ts). */
   readonly realmWrites: WriteWatchPlugin;
   close(): Promise<void>;
@@ -158,7 +160,8 @@ export function openStore(opts: StoreOptions): Store {
     reader?.close();
     await db.destroy();
   };
-  return { db, dialect: 'sqlite', stats, userWrites, userMessageWrites, realmWrites, dataVersion, close };
+  const inTransaction = (): boolean => sqlite.inTransaction;
+  return { db, dialect: 'sqlite', stats, userWrites, userMessageWrites, realmWrites, dataVersion, inTransaction, close };
 }
 
 /** Tables whose rows the realm cache of POST /register derives from (state/realm-cache.ts). */

@@ -10,7 +10,7 @@ import {
   doReactivateUser,
   doRegenerateApiKey,
 } from '../../domain/actions/users.js';
-import { transact } from '../../domain/context.js';
+import { transact, type AppCtx } from '../../domain/context.js';
 import { adminRequired, badRequest, JsonableError, notForBots, notForGuests, ownerRequired } from '../../domain/errors.js';
 import { hashPassword, isStrongPassword } from '../../domain/rules/credentials.js';
 import { realmSettings } from '../../domain/rules/realm-settings.js';
@@ -29,9 +29,9 @@ import { canAccessUser, userAccessOf } from '../../domain/access/user-access.js'
 import { accessBefore, emitAccessChanges, withAccessChanges } from '../../domain/access/user-access-events.js';
 import { realmById } from '../../store/realms.js';
 import { countActiveHumanOwners, userByEmail, userById, usersInRealm, type UserRow } from '../../store/users.js';
-import { endpoint, type AuthedCtx } from '../endpoint.js';
+import { endpoint, SerializedFields, type AuthedCtx } from '../endpoint.js';
 import { p } from '../params.js';
-import { maxMessageIdForUser, realmDomains } from '../../state/user-extras.js';
+import { maxMessageIdForUser, maxMessageIdNow, realmDomains } from '../../state/user-extras.js';
 import { profileDataByUser } from '../../store/profile-fields.js';
 import { cachedOwnProfileData, ownProfileData } from '../../domain/access/profile-data.js';
 import { adminProfileDataSchema, checkAdminProfileData } from './profile-fields.js';
@@ -85,16 +85,50 @@ export const getOwnUser = endpoint({
   path: '/users/me',
   auth: 'user',
   params: {},
-  handler: async (ctx) => {
+  handler: (ctx) => {
     // The row read (or cached) during authentication is current: the cache drops on any user write.
     const me = ctx.userRow;
-    const out = presentUser(me, { viewerId: me.id, viewerRole: me.role, fakeEmailDomain: fakeEmailDomain(ctx.app.config), clientGravatar: false, includeCustomProfileFields: false });
-    // Zulip's GET /users/me includes the caller's own custom profile field values (cached: see ownProfileData).
-    if (!me.is_bot) out.profile_data = cachedOwnProfileData(ctx.app, me.id) ?? (await ownProfileData(ctx.app, ctx.user.realmId, me.id));
-    out.max_message_id = await maxMessageIdForUser(ctx.app, me.id);
-    return out;
+    // Without a promise when the profile data and max_message_id are kept (P1): the answer's
+    // JSON up to max_message_id is kept per user row and profile data (ownUserJson).
+    const profile = me.is_bot ? undefined : cachedOwnProfileData(ctx.app, me.id);
+    if (me.is_bot || profile !== undefined) {
+      const maxId = maxMessageIdNow(ctx.app, me.id, ctx.sameBatch === true);
+      if (maxId !== undefined) return new SerializedFields(ownUserJson(ctx.app, me, profile) + maxId);
+    }
+    return ownUser(ctx);
   },
 });
+
+async function ownUser(ctx: AuthedCtx): Promise<Record<string, unknown>> {
+  const me = ctx.userRow;
+  const out = presentOwnUser(ctx.app, me);
+  // Zulip's GET /users/me includes the caller's own custom profile field values (cached: see ownProfileData).
+  if (!me.is_bot) out.profile_data = cachedOwnProfileData(ctx.app, me.id) ?? (await ownProfileData(ctx.app, ctx.user.realmId, me.id));
+  out.max_message_id = await maxMessageIdForUser(ctx.app, me.id);
+  return out;
+}
+
+const presentOwnUser = (app: AppCtx, me: UserRow): Record<string, unknown> =>
+  presentUser(me, { viewerId: me.id, viewerRole: me.role, fakeEmailDomain: fakeEmailDomain(app.config), clientGravatar: false, includeCustomProfileFields: false });
+
+/**
+ * GET /users/me's fields as JSON without braces, up to and including '"max_message_id":',
+ * kept per user row object and profile data object: a row object is never changed (any
+ * write to users replaces the cached rows, hence the caller's row, see AuthCache) and the
+ * profile data cache replaces its objects on any profile change, so an entry is valid
+ * exactly while both are the same objects. The presentation reads nothing else but the
+ * configuration, fixed for a row's server.
+ */
+const ownUserJsonKept = new WeakMap<UserRow, { readonly profile: unknown; readonly json: string }>();
+function ownUserJson(app: AppCtx, me: UserRow, profile: unknown): string {
+  const kept = ownUserJsonKept.get(me);
+  if (kept !== undefined && kept.profile === profile) return kept.json;
+  const out = presentOwnUser(app, me);
+  if (!me.is_bot) out.profile_data = profile;
+  const json = JSON.stringify(out).slice(1, -1) + ',"max_message_id":';
+  ownUserJsonKept.set(me, { profile, json });
+  return json;
+}
 
 /** GET /users/{user_id} and GET /users/{email} share one path segment (named user_id for the router). */
 export const getUser = endpoint({
