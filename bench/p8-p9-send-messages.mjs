@@ -1,11 +1,12 @@
 // P8 (SQLite) and P9 (PostgreSQL): sustained POST /messages to a channel with
 // 50 subscribers, each holding a registered event queue (fan-out into 50
 // queues per message, drained in the background), with Markdown content.
-// Figures: the maximum send rate, and p50/p99 at a paced 600 msg/s (P8) or
+// Figures: the maximum send rate (and the server's CPU time per send there, which includes
+// its share of the drainer's polls), and p50/p99 at a paced 600 msg/s (P8) or
 // 400 msg/s (P9) (performance.md, raised 2026-11-25). Loopback only, bounded in time.
 // Targets: P8 >= 1,000 msg/s at most, p99 <= 50 ms paced; P9 >= 600 msg/s, p99 <= 100 ms.
 //   node bench/p8-p9-send-messages.mjs            (both; BENCH_ONLY=sqlite|postgres, BENCH_RUNS=3, BENCH_DURATION=5)
-import { load, median, record, startParley, table } from './lib.mjs';
+import { load, loadWithCpu, median, record, startParley, table } from './lib.mjs';
 import { call, makeUsers, register } from './events-lib.mjs';
 import { createChannel, freshPgDatabase, ownerId } from './messages-lib.mjs';
 
@@ -50,7 +51,8 @@ async function runFor(kind) {
     if (first.result !== 'success') throw new Error(`send failed: ${JSON.stringify(first)}`);
     await load({ ...req, duration: 2, connections: 8 });
     const max = [];
-    for (let i = 0; i < RUNS; i++) max.push(await load({ ...req, duration: DURATION, connections: 8 }));
+    // Server CPU per send (user + system, /proc) at the maximum rate: steadier than msg/s on a shared machine.
+    for (let i = 0; i < RUNS; i++) max.push(await loadWithCpu(server.child.pid, { ...req, duration: DURATION, connections: 8 }));
     const rate = kind === 'postgres' ? 400 : 600;
     const paced = [];
     for (let i = 0; i < RUNS; i++) paced.push(await load({ ...req, duration: DURATION, connections: 16, overallRate: rate }));
@@ -59,6 +61,7 @@ async function runFor(kind) {
     return {
       kind,
       max_rps: Math.round(median(max.map((r) => r.rps))),
+      cpu_us_per_send: max[0].cpu_us === undefined ? undefined : Math.round(median(max.map((r) => r.cpu_us))),
       paced_rate: rate,
       paced_rps: Math.round(median(paced.map((r) => r.rps))),
       p50: median(paced.map((r) => r.p50)),
@@ -79,6 +82,7 @@ table(
   rows.map((r) => ({
     bench: `${r.kind === 'postgres' ? 'P9' : 'P8'} POST /messages, ${SUBSCRIBERS} subscribers (${r.kind})`,
     max_rps: r.max_rps,
+    cpu_us_per_send: r.cpu_us_per_send ?? 'n/a',
     paced: `${r.paced_rps}/${r.paced_rate} msg/s`,
     p50_ms: r.p50,
     p99_ms: r.p99,

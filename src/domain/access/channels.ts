@@ -256,9 +256,10 @@ async function holdsSetting(db: AnyDb, user: Sender, groupId: number): Promise<b
  * Errors: "You do not have permission to post in this channel." and
  * "Not authorized to send to channel '<name>'".
  */
-export async function checkChannelSend(app: AppCtx | { db: AnyDb }, sender: Sender, ch: ChannelRow): Promise<void> {
+export async function checkChannelSend(app: AppCtx | { db: AnyDb }, sender: Sender, ch: ChannelRow, senderHoldsSendGroup?: boolean): Promise<void> {
   const db = app.db;
-  const senderOk = await holdsSetting(db, sender, ch.can_send_message_group_id);
+  // senderHoldsSendGroup: already read with the channel (the PostgreSQL send path reads them in one statement).
+  const senderOk = senderHoldsSendGroup ?? (await holdsSetting(db, sender, ch.can_send_message_group_id));
   if (!senderOk) {
     const owner = sender.is_bot && sender.bot_owner_id !== null ? sender.bot_owner_id : null;
     const ownerOk = owner !== null && (await db.selectFrom('users').select('id').where('id', '=', owner).executeTakeFirst())

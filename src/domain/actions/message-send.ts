@@ -180,7 +180,7 @@ async function addressChannel(app: AppCtx, sender: UserRow, realm: RealmRow, set
   // independent reads: issue them together (on PostgreSQL the last two came with
   // the channel; on SQLite they run one after another), then judge them in
   // Zulip's order, so errors are unchanged.
-  const sendCheck = input.internal ? Promise.resolve() : checkChannelSend(app, sender, ch);
+  const sendCheck = input.internal ? Promise.resolve() : checkChannelSend(app, sender, ch, together?.senderHoldsSendGroup);
   const first = together
     ? Promise.resolve(together.firstId)
     : topicError === undefined
@@ -233,32 +233,41 @@ interface SendChannelRead {
   readonly channel: ChannelRow | undefined;
   readonly firstId: number | undefined;
   readonly subs: { user_id: number; is_muted: number; muter: number | null }[];
+  /** Whether the sender is in the channel's can_send_message_group (recursively, as groupIdsContainingUser). */
+  readonly senderHoldsSendGroup: boolean | undefined;
 }
 
 /**
  * PostgreSQL: a channel (by id or name, as channelById/channelByName), the id
- * of its topic's first message (as firstTopicMessageId) and its active
- * subscribers with whether each muted the sender (as SUBSCRIBERS_SQLITE), in
- * one statement: each statement there is a round trip, a parse and a plan.
+ * of its topic's first message (as firstTopicMessageId), its active
+ * subscribers with whether each muted the sender (as SUBSCRIBERS_SQLITE) and
+ * whether the sender holds its can_send_message_group (the recursive walk of
+ * groupIdsContainingUser), in one statement: each statement there is a round trip, a parse and a plan.
  * No row: no such channel. `to` a number beyond 32 bits matches nothing.
  */
 async function channelForSendPg(app: AppCtx, realmId: number, to: string | number, topicKeyValue: string, senderId: number): Promise<SendChannelRead> {
-  if (typeof to === 'number' && !isStorableId(to)) return { channel: undefined, firstId: undefined, subs: [] };
+  if (typeof to === 'number' && !isStorableId(to)) return { channel: undefined, firstId: undefined, subs: [], senderHoldsSendGroup: undefined };
   const where = typeof to === 'number' ? sql`c.id = ${to}` : sql`c.name_lower = ${to.trim().toLowerCase()}`;
-  const r = await sql<ChannelRow & { __first_id: number | null; __subs: [number, number, number | null][] }>`SELECT c.*,
+  const r = await sql<ChannelRow & { __first_id: number | null; __subs: [number, number, number | null][]; __may_send: boolean }>`SELECT c.*,
       (SELECT m.id FROM messages m WHERE m.recipient_id = c.recipient_id AND m.topic_key = ${topicKeyValue} ORDER BY m.id LIMIT 1) AS __first_id,
       (SELECT coalesce(json_agg(json_build_array(s.user_id, s.is_muted, mu.user_id)), '[]'::json) FROM subscriptions s
         JOIN users u ON u.id = s.user_id
         LEFT JOIN muted_users mu ON mu.user_id = s.user_id AND mu.muted_user_id = ${senderId}
-        WHERE s.channel_id = c.id AND s.active = 1 AND u.is_active = 1) AS __subs
+        WHERE s.channel_id = c.id AND s.active = 1 AND u.is_active = 1) AS __subs,
+      (WITH RECURSIVE up(id) AS (
+          SELECT group_id FROM user_group_members WHERE user_id = ${senderId}
+          UNION
+          SELECT s.supergroup_id FROM user_group_subgroups s JOIN up ON s.subgroup_id = up.id
+        ) SELECT EXISTS (SELECT 1 FROM up WHERE up.id = c.can_send_message_group_id)) AS __may_send
     FROM channels c WHERE c.realm_id = ${realmId} AND ${where}`.execute(app.db);
   const row = r.rows[0];
-  if (!row) return { channel: undefined, firstId: undefined, subs: [] };
-  const { __first_id, __subs, ...channel } = row;
+  if (!row) return { channel: undefined, firstId: undefined, subs: [], senderHoldsSendGroup: undefined };
+  const { __first_id, __subs, __may_send, ...channel } = row;
   return {
     channel: channel as ChannelRow,
     firstId: __first_id ?? undefined,
     subs: __subs.map(([user_id, is_muted, muter]) => ({ user_id, is_muted, muter })),
+    senderHoldsSendGroup: __may_send === true,
   };
 }
 
