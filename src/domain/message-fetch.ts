@@ -10,7 +10,7 @@ import { LARGER_THAN_MAX_MESSAGE_ID, type Anchor, type NarrowTerm } from './rule
 import { realmSettings } from './rules/realm-settings.js';
 import { highlightHtml, type SearchQuery } from './rules/search-text.js';
 import { presentMessage } from '../presenters/message.js';
-import { firstUnreadId, searchRange, type FoundRow, type SearchSpec } from '../store/message-search.js';
+import { firstUnreadId, searchRange, type FoundContent, type FoundRow, type SearchSpec } from '../store/message-search.js';
 import { loadMessageRelations } from '../store/message-relations.js';
 import { messagesWithFlagsByIds } from '../store/messages.js';
 import { realmById } from '../store/realms.js';
@@ -39,12 +39,13 @@ export interface FetchedRange {
   readonly foundNewest: boolean;
 }
 
-/** The rows of a narrow around an anchor (also used by POST /messages/flags/narrow). */
+/** The rows of a narrow around an anchor (also used by POST /messages/flags/narrow); `content`: which contents to read (searchRange). */
 export async function fetchRange(
   app: AppCtx,
   spec: SearchSpec,
   channelNarrow: boolean,
   req: Pick<FetchRequest, 'anchor' | 'numBefore' | 'numAfter' | 'includeAnchor'>,
+  content: FoundContent = 'both',
 ): Promise<FetchedRange> {
   let anchor: number;
   if (req.anchor === 'first_unread') {
@@ -59,16 +60,16 @@ export async function fetchRange(
   const needAfter = !anchoredToRight && numAfter > 0;
   let rows: FoundRow[];
   if (needBefore && needAfter) {
-    const before = await searchRange(app.db, spec, { dir: 'before', bound: anchor - 1, limit: numBefore });
-    const after = await searchRange(app.db, spec, { dir: 'after', bound: anchor, limit: numAfter + 1 });
+    const before = await searchRange(app.db, spec, { dir: 'before', bound: anchor - 1, limit: numBefore }, content);
+    const after = await searchRange(app.db, spec, { dir: 'after', bound: anchor, limit: numAfter + 1 }, content);
     rows = [...before, ...after];
   } else if (needBefore) {
     const bound = anchoredToRight ? anchor : anchor - (includeAnchor ? 0 : 1);
-    rows = await searchRange(app.db, spec, { dir: 'before', bound, limit: numBefore + (anchoredToRight || !includeAnchor ? 0 : 1) });
+    rows = await searchRange(app.db, spec, { dir: 'before', bound, limit: numBefore + (anchoredToRight || !includeAnchor ? 0 : 1) }, content);
   } else if (needAfter) {
-    rows = await searchRange(app.db, spec, { dir: 'after', bound: anchor + (includeAnchor ? 0 : 1), limit: numAfter + (includeAnchor ? 1 : 0) });
+    rows = await searchRange(app.db, spec, { dir: 'after', bound: anchor + (includeAnchor ? 0 : 1), limit: numAfter + (includeAnchor ? 1 : 0) }, content);
   } else {
-    rows = await searchRange(app.db, spec, { dir: 'exact', bound: anchor, limit: 1 });
+    rows = await searchRange(app.db, spec, { dir: 'exact', bound: anchor, limit: 1 }, content);
   }
   let beforeRows: FoundRow[];
   let anchorRows: FoundRow[] = [];
@@ -96,7 +97,9 @@ export async function fetchMessages(app: AppCtx, caller: Caller, req: FetchReque
   const realm = await realmOf(app, caller.realmId);
   const settings = realmSettings(realm.settings);
   const resolved = await resolveNarrow(app, caller, req.narrow, settings.realm_empty_topic_display_name);
-  const range = await fetchRange(app, resolved.spec, resolved.channelNarrow, req);
+  // Only the content the answer shows (rendered or Markdown), and the rendered one for search highlights.
+  const content: FoundContent = req.applyMarkdown ? 'rendered' : resolved.search ? 'both' : 'markdown';
+  const range = await fetchRange(app, resolved.spec, resolved.channelNarrow, req, content);
   const messages = await presentRows(app, caller, realm, settings, range.rows, req, resolved.search, resolved.channelNames);
   return {
     messages,

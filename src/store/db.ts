@@ -127,14 +127,17 @@ export function openStore(opts: StoreOptions): Store {
     try {
       const stmt = conn.prepare(sql);
       if (!raw) return stmt.all(parameters as unknown[]);
-      // Rows as arrays: better-sqlite3 builds an object per row property by property, which
-      // costs more than the read itself for GET /messages' 50 rows (store/message-search.ts).
-      // The statement is shared by SQL text: back to objects before anyone else runs it.
-      stmt.raw(true);
+      // Rows as arrays, or each row's first column alone ('pluck'): better-sqlite3 builds
+      // an object per row property by property, which costs more than the read itself for
+      // GET /messages' 50 rows (store/message-search.ts). The statement is shared by SQL
+      // text: back to objects before anyone else runs it.
+      if (raw === 'pluck') stmt.pluck(true);
+      else stmt.raw(true);
       try {
         return stmt.all(parameters as unknown[]);
       } finally {
-        stmt.raw(false);
+        if (raw === 'pluck') stmt.pluck(false);
+        else stmt.raw(false);
       }
     } finally {
       stats.queries++;
@@ -167,15 +170,6 @@ export function openStore(opts: StoreOptions): Store {
 /** Tables whose rows the realm cache of POST /register derives from (state/realm-cache.ts). */
 const REALM_CACHE_TABLES: ReadonlySet<string> = new Set(['users', 'realms', 'channels', 'subscriptions', 'user_groups', 'user_group_members', 'user_group_subgroups']);
 
-/**
- * For SQLite handles: runs a read statement synchronously, outside Kysely's
- * executor (its connection mutex, logger and plugin chain cost more than a
- * small indexed read itself), on the main connection or, while a transaction
- * holds it, on a read-only one (the last committed state); answers undefined
- * when it cannot (a :memory: database during a transaction). PostgreSQL
- * handles have none. `raw`: each
- * row as an array of its columns in SELECT order.
- */
 /** A connection whose statements are prepared once per SQL text (at most `max` kept). */
 function cachedStatements(conn: SQLite.Database, max: number): { prepare(sql: string): SQLite.Statement; close(): void } {
   const statements = new Map<string, SQLite.Statement>();
@@ -193,7 +187,16 @@ function cachedStatements(conn: SQLite.Database, max: number): { prepare(sql: st
   };
 }
 
-export type DirectReader = (sql: string, parameters: readonly unknown[], raw?: boolean) => unknown[] | undefined;
+/**
+ * For SQLite handles: runs a read statement synchronously, outside Kysely's
+ * executor (its connection mutex, logger and plugin chain cost more than a
+ * small indexed read itself), on the main connection or, while a transaction
+ * holds it, on a read-only one (the last committed state); answers undefined
+ * when it cannot (a :memory: database during a transaction). PostgreSQL
+ * handles have none. `raw`: true, each row as an array of its columns in
+ * SELECT order; 'pluck', each row's first column alone.
+ */
+export type DirectReader = (sql: string, parameters: readonly unknown[], raw?: boolean | 'pluck') => unknown[] | undefined;
 export const directReaders = new WeakMap<Db, DirectReader>();
 
 class StaticProvider implements MigrationProvider {

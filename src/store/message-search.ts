@@ -55,12 +55,28 @@ const FOUND_COLUMNS = ['id', 'sender_id', 'recipient_id', 'stream_id', 'dm_key',
 export type FoundMessage = Pick<MessageRow, (typeof FOUND_COLUMNS)[number]>;
 /** has_reactions: whether the message has any reaction (0/1, false/true; absent: not known), so a page without reactions skips reading them. */
 export type FoundRow = FoundMessage & { um_flags: number | null; has_reactions?: number | boolean };
-const foundColumns = sql.raw(FOUND_COLUMNS.map((c) => `m.${c}`).join(', '));
+/** Which message contents a page reads (searchRange). */
+export type FoundContent = 'both' | 'rendered' | 'markdown';
+/**
+ * The select list of a page: the columns with NULL in place of the content it does
+ * not show, named (`json`: false) or as the arguments of SQLite's json_array.
+ */
+const selectLists = new Map<string, RawBuilder<unknown>>();
+function foundColumnList(content: FoundContent, json: boolean): RawBuilder<unknown> {
+  const key = content + json;
+  let list = selectLists.get(key);
+  if (!list) {
+    const skip = content === 'rendered' ? 'content' : content === 'markdown' ? 'rendered_content' : undefined;
+    list = sql.raw(FOUND_COLUMNS.map((c) => (c !== skip ? `m.${c}` : json ? 'NULL' : `NULL AS ${c}`)).join(', '));
+    selectLists.set(key, list);
+  }
+  return list;
+}
 
 // An index seek per row (reactions_unique leads with message_id).
 const hasReactions = sql`EXISTS (SELECT 1 FROM reactions r WHERE r.message_id = m.id)`;
 
-/** A row read as an array (FOUND_COLUMNS in order, then um_flags and has_reactions) as the object Kysely would give. */
+/** A row read as an array (FOUND_COLUMNS in order, then um_flags and has_reactions) as the object Kysely would give (has_reactions 0/1). */
 const foundRow = (r: unknown[]): FoundRow =>
   ({
     id: r[0],
@@ -239,8 +255,13 @@ export interface RangePart {
 /** Message ids are 32-bit: a larger bound (the anchor "newest") means the same as the largest id. */
 const MAX_ID = 2147483647;
 
-/** One keyset page of the search, returned in ascending id order. */
-export async function searchRange(db: AnyDb, spec: SearchSpec, part: RangePart): Promise<FoundRow[]> {
+/**
+ * One keyset page of the search, returned in ascending id order. `content`:
+ * which of the two contents to read ('rendered': rendered_content only,
+ * 'markdown': content only, the other being null; 'both' by default), so a
+ * page reads only the one its answer shows.
+ */
+export async function searchRange(db: AnyDb, spec: SearchSpec, part: RangePart, content: FoundContent = 'both'): Promise<FoundRow[]> {
   const dialect = dialectOf(db as never);
   const bound = Math.min(part.bound, MAX_ID);
   const driven = dialect === 'sqlite' ? ftsDriven(spec) : undefined;
@@ -260,11 +281,22 @@ export async function searchRange(db: AnyDb, spec: SearchSpec, part: RangePart):
     where.push(sql`${b.idCol} = ${bound}`);
     order = sql``;
   }
-  const q = sql<FoundRow>`SELECT ${foundColumns}, um.flags AS um_flags, ${hasReactions} AS has_reactions FROM ${b.from} WHERE ${sql.join(where, sql` AND `)} ${order} LIMIT ${part.limit}`.compile(db);
-  // On SQLite (outside a transaction) the rows come as arrays and become objects here:
-  // half the cost of a 50-row page at 1M messages (P2) was better-sqlite3 building row objects.
-  const raw = directReaders.get(db as Db)?.(q.sql, q.parameters, true) as unknown[][] | undefined;
-  const rows = raw ? raw.map(foundRow) : (await db.executeQuery(q)).rows;
+  const tail = sql`FROM ${b.from} WHERE ${sql.join(where, sql` AND `)} ${order} LIMIT ${part.limit}`;
+  // On SQLite (outside a transaction) each row comes as one JSON array of its columns,
+  // parsed here at once: better-sqlite3 builds a row's array or object with one V8 call
+  // per column, which cost more than the page's index walk and seeks (P2, docs/performance.md
+  // "GET /messages reads"); SQLite writing the page's JSON and JSON.parse reading it cost a third less.
+  const direct = directReaders.get(db as Db);
+  if (direct) {
+    const q = sql`SELECT json_array(${foundColumnList(content, true)}, um.flags, ${hasReactions}) ${tail}`.compile(db);
+    const json = direct(q.sql, q.parameters, 'pluck') as string[] | undefined;
+    if (json) {
+      const rows = (JSON.parse('[' + json.join(',') + ']') as unknown[][]).map(foundRow);
+      return part.dir === 'before' ? rows.reverse() : rows;
+    }
+  }
+  const q = sql<FoundRow>`SELECT ${foundColumnList(content, false)}, um.flags AS um_flags, ${hasReactions} AS has_reactions ${tail}`.compile(db);
+  const rows = (await db.executeQuery(q)).rows;
   return part.dir === 'before' ? rows.reverse() : rows;
 }
 

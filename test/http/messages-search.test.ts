@@ -119,6 +119,18 @@ describe('GET /messages: the search operator', () => {
     );
   });
 
+  it('apply_markdown=false: content is the Markdown, match_content still the highlighted HTML (a page reads both contents)', async () => {
+    const narrow = [{ operator: 'search', operand: 'bold' }];
+    const raw = expectSuccess(await t.get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow, apply_markdown: false }, 'hamlet')).messages;
+    const html = (await search('hamlet', narrow)).messages;
+    expect(raw.map((m: any) => m.id)).toEqual([ids.html]);
+    expect(raw[0].content).toBe('Searching **bold** [search here](https://example.com/search) `search code` & extras');
+    expect(raw[0].content_type).toBe('text/x-markdown');
+    expect(raw[0].match_content).toBe(html[0].match_content);
+    expect(raw[0].match_content).toContain('<span class="highlight">bold</span>');
+    expect(html[0].content).not.toBe(raw[0].content);
+  });
+
   it('topic matches are highlighted in match_subject (HTML-escaped topic)', async () => {
     const body = await search('hamlet', [{ operator: 'search', operand: 'deploying' }]);
     expect(body.messages.map((m: any) => [m.id, m.match_subject, m.match_content])).toEqual([[ids.topic, '<span class="highlight">Deploy</span> schedule', '<p>see you there</p>']]);

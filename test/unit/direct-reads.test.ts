@@ -52,6 +52,22 @@ describe('direct reads on SQLite', () => {
     expect(s.stats.queries - before).toBe(3);
   });
 
+  it("a 'pluck' read gives each row's first column and leaves the shared statement giving objects", async () => {
+    const s = await store();
+    const read = directReaders.get(s.db)!;
+    const before = s.stats.queries;
+    expect(read(TEXT, [], 'pluck')).toEqual([1, 2]);
+    expect(read(TEXT, [], true)).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+    ]);
+    expect(read(TEXT, [])).toEqual([
+      { id: 1, name: 'a' },
+      { id: 2, name: 'b' },
+    ]);
+    expect(s.stats.queries - before).toBe(3);
+  });
+
   it('inside a transaction the direct path reads the last committed state (the read-only connection) and readCompiled(tx) sees the transaction through Kysely', async () => {
     const s = await store();
     const read = directReaders.get(s.db)!;
