@@ -160,7 +160,17 @@ export function openStore(opts: StoreOptions): Store {
 }
 
 /** Tables whose rows the realm cache of POST /register derives from (state/realm-cache.ts). */
-const REALM_CACHE_TABLES: ReadonlySet<string> = new Set(['users', 'realms', 'channels', 'subscriptions', 'user_groups', 'user_group_members', 'user_group_subgroups']);
+const REALM_CACHE_TABLES: ReadonlySet<string> = new Set([
+  'users',
+  'realms',
+  'channels',
+  'subscriptions',
+  'user_groups',
+  'user_group_members',
+  'user_group_subgroups',
+  'custom_profile_fields',
+  'custom_profile_field_values',
+]);
 
 /**
  * For SQLite handles: runs a read statement synchronously, outside Kysely's
