@@ -25,3 +25,13 @@ export function sendSuccessJson(reply: FastifyReply, fieldsJson: string): Fastif
   reply.raw.end(body);
   return reply;
 }
+
+/**
+ * A handler's success fields already serialized: the JSON text of an object
+ * (braces included), sent as the fields after result and msg exactly as
+ * JSON.stringify of the equivalent object would be (server.ts successBody).
+ */
+export class JsonBody {
+  readonly [key: string]: unknown;
+  constructor(readonly json: string) {}
+}

@@ -18,6 +18,7 @@ import { registerEmojiData } from './emoji-data.js';
 import { registerUploadFiles } from './upload-files.js';
 import { discardStaged, stageStream, type StagedFile } from '../files/staging.js';
 import { registerClientCompat } from './client-compat.js';
+import { JsonBody } from './json-reply.js';
 import { genRequestId, loggableError, logRequest, noteUser, registerRequestLogging } from './logging.js';
 import { Metrics, registerMetricsRoute } from './metrics.js';
 import { PollAnswer } from '../events/queues.js';
@@ -170,7 +171,7 @@ interface ParleyRequest extends FastifyRequest {
 
 /** The success body: the handler's fields after result and msg (the handler never returns those two). */
 function successBody(result: Record<string, unknown>, ignored: readonly string[]): string {
-  const fields = JSON.stringify(result);
+  const fields = result instanceof JsonBody ? result.json : JSON.stringify(result);
   let body = fields.length === 2 ? '{"result":"success","msg":""' : '{"result":"success","msg":"",' + fields.slice(1, -1);
   if (ignored.length) body += ',"ignored_parameters_unsupported":' + JSON.stringify(ignored);
   return body + '}\n';

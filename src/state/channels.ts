@@ -1,11 +1,12 @@
 import type { ClientView, ParleyEvent, RegisterContext, StateModule } from './types.js';
 import { hasMetadataAccess, isAdmin, isGuest, type ChannelViewer } from '../domain/access/channels.js';
-import { fillNotificationDefaults, presentChannel, presentSubscription } from '../presenters/channel.js';
-import { defaultChannelIds, subscriberIdsInRealm, type ChannelRow } from '../store/channels.js';
+import { fillNotificationDefaults, presentChannel, presentSubscriptionFields } from '../presenters/channel.js';
+import { defaultChannelIds, subscriberIdsInRealm, type ChannelRow, type SubscriptionRow } from '../store/channels.js';
 import { streamNotificationDefaults } from '../domain/actions/subscriptions.js';
 import { shapeStreamEvent, withNotificationDefaults } from '../events/channel-shapers.js';
 import { CHANNEL_PERMISSION_NAMES } from '../domain/rules/channels.js';
-import { sharedChannelPresentation, sharedChannels, sharedSubscriptionRows, sharedViewer } from './shared.js';
+import { sharedChannelJson, sharedChannelPresentation, sharedChannels, sharedSubscriptionRows, sharedViewer } from './shared.js';
+import { fragmentOr } from './json-fragment.js';
 
 /**
  * /register state of channels: `subscriptions`, `unsubscribed`,
@@ -25,39 +26,69 @@ function canSeeSubscribers(v: ChannelViewer, ch: ChannelRow): boolean {
   return v.subscribed.has(ch.id) || hasMetadataAccess(v, ch);
 }
 
+/** A presented channel's JSON text (from the shared texts; presented here only if they lack it). */
+async function channelTextOf(ctx: RegisterContext, texts: ReadonlyMap<number, string>): Promise<(ch: ChannelRow) => string> {
+  const channels = await sharedChannels(ctx);
+  const pres = channels.every((c) => texts.has(c.id)) ? undefined : await sharedChannelPresentation(ctx);
+  return (ch) => texts.get(ch.id) ?? JSON.stringify(presentChannel(ch, pres!));
+}
+
+interface Listed {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** The JSON array of entries sorted by name (stable, as sorting the objects). */
+function jsonList(entries: Listed[]): string {
+  return '[' + entries.sort(byName).map((e) => e.text).join(',') + ']';
+}
+
+/** The text of an object whose JSON is `base` with the members of `extra` (a non-empty object) appended. */
+const extend = (base: string, extra: Record<string, unknown>): string => base.slice(0, -1) + ',' + JSON.stringify(extra).slice(1);
+
 async function fetchSubscriptions(ctx: RegisterContext): Promise<Record<string, unknown>> {
   // Independent reads (shared with the streams and messages modules), concurrent on PostgreSQL.
-  const [v, channels, rows, pres, subscribers] = await Promise.all([
+  const [v, channels, rows, json, subscribers] = await Promise.all([
     sharedViewer(ctx),
     sharedChannels(ctx),
     sharedSubscriptionRows(ctx),
-    sharedChannelPresentation(ctx),
+    sharedChannelJson(ctx),
     ctx.includeSubscribers ? subscriberIdsInRealm(ctx.app.db, ctx.user.realmId) : null,
   ]);
+  const channelText = await channelTextOf(ctx, json.texts);
   const rowByChannel = new Map(rows.map((r) => [r.channel_id, r]));
   const subsFor = (ch: ChannelRow): number[] | undefined =>
     subscribers ? (canSeeSubscribers(v, ch) ? (subscribers.get(ch.id) ?? []) : []) : undefined;
-  const subscriptions: Dict[] = [];
-  const unsubscribed: Dict[] = [];
-  const neverSubscribed: Dict[] = [];
+  const defaults = ctx.capabilities.notification_settings_null ? undefined : streamNotificationDefaults(ctx.userRow.settings);
+  // presentSubscription's key order: the channel's, the personal fields (nulls filled for clients
+  // without notification_settings_null), then subscribers.
+  const subscription = (ch: ChannelRow, row: SubscriptionRow): Listed => {
+    const personal = presentSubscriptionFields(row);
+    if (defaults) fillNotificationDefaults(personal, defaults);
+    const s = subsFor(ch);
+    if (s) personal.subscribers = [...s];
+    return { name: ch.name, text: extend(channelText(ch), personal) };
+  };
+  const subscriptions: Listed[] = [];
+  const unsubscribed: Listed[] = [];
+  const neverSubscribed: Listed[] = [];
   for (const ch of channels) {
     const row = rowByChannel.get(ch.id);
-    if (row?.active) subscriptions.push(presentSubscription(ch, row, pres, subsFor(ch)));
+    if (row?.active) subscriptions.push(subscription(ch, row));
     else if (row) {
       // Previously subscribed: listed only while the user can still see the channel.
-      if (ch.is_web_public || (!isGuest(v) && (!ch.invite_only || hasMetadataAccess(v, ch)))) unsubscribed.push(presentSubscription(ch, row, pres, subsFor(ch)));
+      if (ch.is_web_public || (!isGuest(v) && (!ch.invite_only || hasMetadataAccess(v, ch)))) unsubscribed.push(subscription(ch, row));
     } else if (hasMetadataAccess(v, ch)) {
-      const d = presentChannel(ch, pres);
       const s = subsFor(ch);
-      if (s) d.subscribers = s;
-      neverSubscribed.push(d);
+      neverSubscribed.push({ name: ch.name, text: s ? extend(channelText(ch), { subscribers: s }) : channelText(ch) });
     }
   }
-  if (!ctx.capabilities.notification_settings_null) {
-    const defaults = streamNotificationDefaults(ctx.userRow.settings);
-    for (const s of [...subscriptions, ...unsubscribed]) fillNotificationDefaults(s, defaults);
-  }
-  return { subscriptions: subscriptions.sort(byName), unsubscribed: unsubscribed.sort(byName), never_subscribed: neverSubscribed.sort(byName) };
+  const f = ctx.jsonFragments;
+  return {
+    subscriptions: fragmentOr(f, jsonList(subscriptions)),
+    unsubscribed: fragmentOr(f, jsonList(unsubscribed)),
+    never_subscribed: fragmentOr(f, jsonList(neverSubscribed)),
+  };
 }
 
 const LISTS = ['subscriptions', 'unsubscribed', 'never_subscribed'] as const;
@@ -202,9 +233,10 @@ export const subscriptionsModule: StateModule = {
 
 /** `streams`: every channel the user has metadata access to (Zulip's do_get_streams with include_all). */
 async function fetchStreams(ctx: RegisterContext): Promise<Record<string, unknown>> {
-  const [v, all, pres] = await Promise.all([sharedViewer(ctx), sharedChannels(ctx), sharedChannelPresentation(ctx)]);
-  const channels = all.filter((c) => hasMetadataAccess(v, c));
-  return { streams: channels.map((c) => presentChannel(c, pres)).sort(byName) };
+  const [v, all, json] = await Promise.all([sharedViewer(ctx), sharedChannels(ctx), sharedChannelJson(ctx)]);
+  const channelText = await channelTextOf(ctx, json.texts);
+  const listed = all.filter((c) => hasMetadataAccess(v, c)).map((c) => ({ name: c.name, text: channelText(c) }));
+  return { streams: fragmentOr(ctx.jsonFragments, jsonList(listed)) };
 }
 
 function applyStreams(state: Record<string, unknown>, raw: ParleyEvent, view: ClientView): void {

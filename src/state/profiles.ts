@@ -10,6 +10,8 @@ import { fieldsInRealm, profileDataByUser } from '../store/profile-fields.js';
 import { statusesInRealm } from '../store/user-status.js';
 import type { StateModule } from './types.js';
 import { usersStateHooks } from './users.js';
+import { realmCached } from './realm-cache.js';
+import { fragmentOr } from './json-fragment.js';
 
 /**
  * /register state of issue 11: custom_profile_fields (+ the field types),
@@ -23,9 +25,11 @@ type Row = Record<string, unknown>;
 
 export const customProfileFieldsModule: StateModule = {
   fetchTypes: ['custom_profile_fields'],
-  async fetch({ app, user }) {
+  async fetch(ctx) {
+    // Serialized once per realm generation (custom_profile_fields is a watched table: state/realm-cache.ts).
+    const fields = await realmCached(ctx, 'profileFieldsJson', async () => JSON.stringify((await fieldsInRealm(ctx.app.db, ctx.user.realmId)).map(presentProfileField)));
     return {
-      custom_profile_fields: (await fieldsInRealm(app.db, user.realmId)).map(presentProfileField),
+      custom_profile_fields: fragmentOr(ctx.jsonFragments, fields),
       custom_profile_field_types: Object.fromEntries(FIELD_TYPES.map((t) => [t.keyword, { id: t.id, name: t.name }])),
     };
   },

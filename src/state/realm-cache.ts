@@ -97,6 +97,14 @@ export function peekRealmCache<T>(ctx: CacheScope, key: string): Promise<T> | un
   return hit && hit.generation === generation ? (hit.value as Promise<T>) : undefined;
 }
 
+/**
+ * Drops the caller's realm's value under `key` (a value that is only valid
+ * for a time, e.g. the presented channels, once that time has passed).
+ */
+export function forgetRealmCache(ctx: CacheScope, key: string): void {
+  caches.get(ctx.app)?.delete(`${ctx.user.realmId}:${key}`);
+}
+
 /** Drops every cached value of an app (tests compare with a fresh read). */
 export function clearRealmCache(app: AppCtx): void {
   caches.delete(app);

@@ -5,6 +5,7 @@ import type { ParleyEvent } from '../events/types.js';
 import { userById, type UserRow } from '../store/users.js';
 import { peekRealmCache } from './realm-cache.js';
 import { stateModules } from './modules.js';
+import { materializeState, stringifyWithFragments } from './json-fragment.js';
 import type { ClientCapabilities, ClientView, RegisterContext, StateModule } from './types.js';
 
 /**
@@ -112,6 +113,19 @@ export function applyEventsForClient(
  * queue_id, last_event_id, the version triple and every contributing module's keys.
  */
 export async function registerClient(app: AppCtx, caller: Caller, o: RegisterOptions): Promise<Record<string, unknown>> {
+  return registerAnswer(app, caller, o, false);
+}
+
+/**
+ * The same answer as registerClient, serialized: JSON.stringify of it, with
+ * the state keys that modules returned serialized (realm-wide parts kept per
+ * realm generation) spliced in rather than built and serialized again.
+ */
+export async function registerClientJson(app: AppCtx, caller: Caller, o: RegisterOptions): Promise<string> {
+  return stringifyWithFragments(await registerAnswer(app, caller, o, true));
+}
+
+async function registerAnswer(app: AppCtx, caller: Caller, o: RegisterOptions, jsonFragments: boolean): Promise<Record<string, unknown>> {
   const queue = await app.queues.register({
     userId: caller.id,
     realmId: caller.realmId,
@@ -141,9 +155,12 @@ export async function registerClient(app: AppCtx, caller: Caller, o: RegisterOpt
     want: wantFn(fetchTypes),
     presence: { historyDays: o.presenceHistoryDays, lastUpdateId: o.presenceLastUpdateId },
     shared,
+    jsonFragments,
   };
   const state = await fetchState(ctx, modules);
   const raced = await app.queues.pending(queue.id);
+  // Events that reached the queue meanwhile change the state as objects (rare: then nothing is spliced).
+  if (raced.length || !jsonFragments) materializeState(state);
   applyEvents(
     state,
     raced.map((q) => q.event),

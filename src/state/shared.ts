@@ -1,8 +1,8 @@
 import { userAccessOf, type AccessSet } from '../domain/access/user-access.js';
 import { groupIdsContainingUser, presentGroupSettings, type GroupSettingValue } from '../domain/rules/group-settings.js';
 import type { ChannelViewer } from '../domain/access/channels.js';
-import { loadChannelPresentation, type ChannelPresentation } from '../presenters/channel.js';
-import { CHANNEL_PERMISSION_NAMES, settingColumn } from '../domain/rules/channels.js';
+import { loadChannelPresentation, presentChannel, type ChannelPresentation } from '../presenters/channel.js';
+import { CHANNEL_PERMISSION_NAMES, settingColumn, weeklyTrafficStableUntil } from '../domain/rules/channels.js';
 import { channelsInRealm, subscriptionRowsOfUser, type ChannelRow, type SubscriptionRow } from '../store/channels.js';
 import { realmById, type RealmRow } from '../store/realms.js';
 import { groupsOfRealm, membershipOfGroups, type UserGroupRow } from '../store/user-groups.js';
@@ -11,7 +11,7 @@ import { usersInRealm, type UserRow } from '../store/users.js';
 import { userTopicsOfUser, type UserTopicRow } from '../store/channel-extras.js';
 import { sql } from 'kysely';
 import type { RegisterContext } from './types.js';
-import { realmCached } from './realm-cache.js';
+import { forgetRealmCache, realmCached } from './realm-cache.js';
 
 /**
  * Reads that several state modules need, done once per POST /register
@@ -113,6 +113,40 @@ export const sharedChannelPresentation = (ctx: RegisterContext): Promise<Channel
     const groupNames = new Map<number, string>();
     for (const g of rows) if (sendIds.has(g.id) && g.is_system_group && g.name !== null) groupNames.set(g.id, g.name);
     return { groupValues, groupNames, subscriberCounts, now: nowSeconds() };
+  });
+
+/** The JSON text of each shared channel as presentChannel gives it, by channel id. */
+export interface ChannelJson {
+  readonly texts: ReadonlyMap<number, string>;
+  /** Until when (seconds) the texts' stream_weekly_traffic stays what it was when they were presented. */
+  readonly stableUntil: number;
+}
+
+async function presentChannelJson(ctx: RegisterContext): Promise<ChannelJson> {
+  const [channels, pres] = await Promise.all([sharedChannels(ctx), sharedChannelPresentation(ctx)]);
+  const texts = new Map<number, string>();
+  let stableUntil = Infinity;
+  for (const ch of channels) {
+    texts.set(ch.id, JSON.stringify(presentChannel(ch, pres)));
+    stableUntil = Math.min(stableUntil, weeklyTrafficStableUntil(ch.date_created, pres.now));
+  }
+  return { texts, stableUntil };
+}
+
+/**
+ * The shared channels presented and serialized (streams, subscriptions and
+ * never_subscribed splice them: performance.md P3), kept per realm
+ * generation like the rows they come from; the presentation depends on the
+ * time only through stream_weekly_traffic, so a kept value is used only
+ * before the first moment that could change it.
+ */
+export const sharedChannelJson = (ctx: RegisterContext): Promise<ChannelJson> =>
+  once(ctx, 'channelJson', async () => {
+    const key = ctx.capabilities.archived_channels ? 'channelJson' : 'channelJson:active';
+    const kept = await realmCached(ctx, key, () => presentChannelJson(ctx));
+    if (nowSeconds() < kept.stableUntil) return kept;
+    forgetRealmCache(ctx, key);
+    return presentChannelJson(ctx);
   });
 
 /** Active subscribers (active users) per channel of the realm. */

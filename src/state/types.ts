@@ -44,6 +44,11 @@ export interface RegisterContext extends ClientView {
   readonly want: (fetchType: string) => boolean;
   /** presence_history_limit_days and presence_last_update_id of POST /register (undefined: not given). */
   readonly presence?: { readonly historyDays?: number; readonly lastUpdateId?: number };
+  /**
+   * Whether modules may return values already serialized (state/json-fragment.ts), which
+   * registerClient splices into the answer or parses; absent: plain values.
+   */
+  readonly jsonFragments?: boolean;
   /** Reads shared by the modules of one registration (state/shared.ts); absent: each module reads on its own. */
   readonly shared?: Map<string, Promise<unknown>>;
 }

@@ -1,11 +1,13 @@
 import { sharedRealmUsers, sharedUserAccess } from './shared.js';
+import { realmCached } from './realm-cache.js';
+import { fragmentOr } from './json-fragment.js';
 import { fakeEmailDomain } from '../config.js';
 import type { AppCtx } from '../domain/context.js';
 import { ROLE_ADMIN, ROLE_GUEST, ROLE_MODERATOR, ROLE_OWNER } from '../domain/rules/users.js';
 import { apiEmail, avatarUrl, presentInaccessibleUser, presentUser } from '../presenters/user.js';
 import { canAccessUser } from '../domain/access/user-access.js';
 import { systemBotRows } from '../domain/actions/system-bots.js';
-import type { ClientView, StateModule } from './types.js';
+import type { ClientView, RegisterContext, StateModule } from './types.js';
 
 /**
  * The `realm_user` part of /register: realm_users (active users and bots)
@@ -103,12 +105,49 @@ function fakeEmailDomainOf(state: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
+/** A presented user's JSON without is_active (as Zulip's post-processing leaves realm_users). */
+function personJson(presented: Record<string, unknown>): string {
+  const { is_active: _active, ...p } = presented;
+  return JSON.stringify(p);
+}
+
+/** The realm's custom profile field values by user (the profiles resource's hook), kept per realm generation. */
+const sharedProfileData = (ctx: RegisterContext): Promise<ReadonlyMap<number, Record<string, unknown>>> =>
+  realmCached(ctx, 'profileData', () => usersStateHooks.profileData(ctx.app, ctx.user.realmId));
+
+/**
+ * Every user of the realm presented for viewers of the caller's role and
+ * client_gravatar, serialized, by id (performance.md P3): what presentUser
+ * gives for a viewer who is not that user (the only other input is the
+ * viewer's own row, presented per registration). Kept per realm generation
+ * (users and profile field values are watched tables).
+ */
+const sharedUserJson = (ctx: RegisterContext): Promise<ReadonlyMap<number, string>> =>
+  realmCached(ctx, `userJson:${ctx.userRow.role}:${ctx.clientGravatar ? 1 : 0}`, async () => {
+    const [rows, profiles] = await Promise.all([sharedRealmUsers(ctx), sharedProfileData(ctx)]);
+    const view = {
+      viewerId: 0,
+      viewerRole: ctx.userRow.role,
+      fakeEmailDomain: fakeEmailDomain(ctx.app.config),
+      clientGravatar: ctx.clientGravatar,
+      includeCustomProfileFields: true,
+      profileData: profiles,
+    };
+    return new Map(rows.map((row) => [row.id, personJson(presentUser(row, view))]));
+  });
+
 export const usersModule: StateModule = {
   fetchTypes: ['realm_user'],
   eventTypes: ['realm_user'],
   async fetch(ctx) {
     const { app, user, userRow, clientGravatar, capabilities } = ctx;
-    const [rows, profiles, access, systemBots] = await Promise.all([sharedRealmUsers(ctx), usersStateHooks.profileData(app, user.realmId), sharedUserAccess(ctx), systemBotRows(app)]);
+    const [rows, profiles, access, systemBots, texts] = await Promise.all([
+      sharedRealmUsers(ctx),
+      sharedProfileData(ctx),
+      sharedUserAccess(ctx),
+      systemBotRows(app),
+      sharedUserJson(ctx),
+    ]);
     const view = {
       viewerId: user.id,
       viewerRole: userRow.role,
@@ -117,24 +156,22 @@ export const usersModule: StateModule = {
       includeCustomProfileFields: true,
       profileData: profiles,
     };
-    const active: Person[] = [];
-    const inactive: Person[] = [];
+    const active: string[] = [];
+    const inactive: string[] = [];
     for (const row of rows) {
       if (!canAccessUser(access, row)) {
         // Restricted guests: left out for clients that declared user_list_incomplete, else Zulip's placeholder.
-        if (!capabilities.user_list_incomplete) {
-          const { is_active: _a, ...stub } = presentInaccessibleUser(row.id, view.fakeEmailDomain);
-          active.push(stub as Person);
-        }
+        if (!capabilities.user_list_incomplete) active.push(personJson(presentInaccessibleUser(row.id, view.fakeEmailDomain)));
         continue;
       }
-      const { is_active: _active, ...p } = presentUser(row, view);
-      (row.is_active ? active : inactive).push(p as Person);
+      // The caller's own entry differs (delivery_email): presented for this viewer.
+      const text = (row.id !== user.id && texts.get(row.id)) || personJson(presentUser(row, view));
+      (row.is_active ? active : inactive).push(text);
     }
     const role = userRow.role;
     return {
-      realm_users: active,
-      realm_non_active_users: inactive,
+      realm_users: fragmentOr(ctx.jsonFragments, '[' + active.join(',') + ']'),
+      realm_non_active_users: fragmentOr(ctx.jsonFragments, '[' + inactive.join(',') + ']'),
       // Zulip's get_cross_realm_dicts: bot_owner_id null, is_system_bot true, sorted by name.
       cross_realm_bots: systemBots.map((b) => ({ ...presentUser(b, { ...view, clientGravatar: false }), bot_owner_id: null, is_system_bot: true })),
       avatar_source: userRow.avatar_source,

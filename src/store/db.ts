@@ -168,7 +168,17 @@ export function openStore(opts: StoreOptions): Store {
 }
 
 /** Tables whose rows the realm cache of POST /register derives from (state/realm-cache.ts). */
-const REALM_CACHE_TABLES: ReadonlySet<string> = new Set(['users', 'realms', 'channels', 'subscriptions', 'user_groups', 'user_group_members', 'user_group_subgroups']);
+const REALM_CACHE_TABLES: ReadonlySet<string> = new Set([
+  'users',
+  'realms',
+  'channels',
+  'subscriptions',
+  'user_groups',
+  'user_group_members',
+  'user_group_subgroups',
+  'custom_profile_fields',
+  'custom_profile_field_values',
+]);
 
 /** A connection whose statements are prepared once per SQL text (at most `max` kept). */
 function cachedStatements(conn: SQLite.Database, max: number): { prepare(sql: string): SQLite.Statement; close(): void } {

@@ -161,6 +161,19 @@ export const VISIBILITY_MUTED = 1;
 export const VISIBILITY_UNMUTED = 2;
 export const VISIBILITY_FOLLOWED = 3;
 
+/**
+ * The first time (seconds) at or after which weeklyTraffic(dateCreated, t) with no
+ * message count may differ from its value at `now`: until then a presented
+ * channel's stream_weekly_traffic is the same (state/shared.ts caches the
+ * presented channels by it). With no message count the value is null below a
+ * week of age and 0 from then on, so the only change is at the week.
+ * Keep in step with weeklyTraffic (a unit test checks the two agree).
+ */
+export function weeklyTrafficStableUntil(dateCreated: number, now: number): number {
+  const week = dateCreated + 7 * 86400;
+  return now < week ? week : Infinity;
+}
+
 /** Average weekly traffic as Zulip reports it: null for channels younger than a week. */
 export function weeklyTraffic(dateCreated: number, now: number, messagesLast28Days = 0): number | null {
   const ageDays = Math.floor((now - dateCreated) / 86400);

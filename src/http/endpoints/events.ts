@@ -3,7 +3,8 @@ import { badRequest } from '../../domain/errors.js';
 import { ROLE_GUEST } from '../../domain/rules/users.js';
 import { checkNarrowForEvents, type NarrowTerm } from '../../events/narrow.js';
 import type { PollAnswer } from '../../events/queues.js';
-import { NO_CAPABILITIES, registerClient, type RegisterOptions } from '../../state/register.js';
+import { NO_CAPABILITIES, registerClientJson, type RegisterOptions } from '../../state/register.js';
+import { JsonBody } from '../json-reply.js';
 import type { ClientCapabilities } from '../../state/types.js';
 import { endpoint, type AuthedCtx } from '../endpoint.js';
 import { p } from '../params.js';
@@ -98,13 +99,15 @@ export const register = endpoint({
   handler: async (ctx, v) => {
     const base = await queueOptions(ctx, v, v.client_gravatar ?? true);
     const includeSubscribers = v.include_subscribers === 'partial' ? 'partial' : v.include_subscribers === 'true';
-    return registerClient(ctx.app, ctx.user, {
+    // Serialized here, with the realm-wide parts spliced in (performance.md P3); server.ts sends the text as is.
+    const json = await registerClientJson(ctx.app, ctx.user, {
       ...base,
       fetchEventTypes: v.fetch_event_types ?? null,
       includeSubscribers,
       presenceHistoryDays: v.presence_history_limit_days,
       presenceLastUpdateId: v.presence_last_update_id,
     });
+    return new JsonBody(json);
   },
 });
 
