@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import pino from 'pino';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppCtx } from '../domain/context.js';
@@ -65,8 +66,68 @@ export function logRequest(app: AppCtx, metrics: Metrics, reqId: string, method:
   metrics.observe(method, route, status, ms);
   const log = app.log;
   if (log.isLevelEnabled('info')) {
-    log.info({ reqId, method, route, status, ms: Math.round(ms * 100) / 100, userId }, 'request');
+    const rounded = Math.round(ms * 100) / 100;
+    if (!writeRequestLine(log, reqId, method, route, status, rounded, userId)) log.info({ reqId, method, route, status, ms: rounded, userId }, 'request');
   }
+}
+
+/**
+ * The request line as pino writes it, written here when the logger leaves pino's line
+ * as it is (no mixin, log formatter, serializer or stringifier of these keys, hook,
+ * message prefix or nested key, a destination without metadata, pino's own info method; its defaults,
+ * which buildApp's logger has) and the strings need no escaping: the same bytes
+ * ('{"level":30,"time":...,<bindings>,"reqId":...,"msg":"request"}\n', test/http/logging
+ * compares them with pino's), without the object, the loop over its keys and the
+ * checks pino makes per value (P1: about half of the line's cost). Says false otherwise.
+ */
+function writeRequestLine(log: AppCtx['log'], reqId: string, method: string, route: string, status: number, ms: number, userId: number | undefined): boolean {
+  let plain = plainLoggers.get(log);
+  if (plain === undefined) plainLoggers.set(log, (plain = leavesLineAsIs(log)));
+  // pino's own info method (its level methods are named LOG), not one put in its place (a test capturing lines).
+  if (!plain || log.info.name !== 'LOG' || !Number.isFinite(ms) || !PLAIN_TEXT.test(reqId) || !PLAIN_TEXT.test(method) || !PLAIN_TEXT.test(route)) return false;
+  const l = log as unknown as Record<symbol, unknown>;
+  let line = (l[S.lsCacheSym] as Record<number, string>)[30]! + (l[S.timeSym] as () => string)() + (l[S.chindingsSym] as string);
+  line += ',"reqId":"' + reqId + '","method":"' + method + '","route":"' + route + '","status":' + status + ',"ms":' + ms;
+  if (userId !== undefined) line += ',"userId":' + userId;
+  (l[S.streamSym] as { write(s: string): unknown }).write(line + ',"msg":"request"' + (l[S.endSym] as string));
+  return true;
+}
+
+const S = pino.symbols;
+/** Printable ASCII without '"' and '\\': what pino writes between quotes unchanged. */
+const PLAIN_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const LINE_KEYS = ['reqId', 'method', 'route', 'status', 'ms', 'userId', 'msg', 'err'];
+const plainLoggers = new WeakMap<object, boolean>();
+function leavesLineAsIs(log: AppCtx['log']): boolean {
+  const l = log as unknown as Record<symbol, unknown>;
+  const formatters = l[S.formattersSym] as { log?: unknown } | undefined;
+  const serializers = (l[S.serializersSym] ?? {}) as Record<string, unknown>;
+  const stringifiers = (l[S.stringifiersSym] ?? {}) as Record<string | symbol, unknown>;
+  const hooks = (l[S.hooksSym] ?? {}) as { logMethod?: unknown; streamWrite?: unknown };
+  const stream = l[S.streamSym] as Record<symbol, unknown> | undefined;
+  const lsCache = l[S.lsCacheSym] as Record<number, unknown> | undefined;
+  return (
+    !l[S.mixinSym] &&
+    formatters !== undefined &&
+    formatters.log === undefined &&
+    LINE_KEYS.every((k) => k === 'err' || serializers[k] === undefined) &&
+    Object.keys(stringifiers).length === 0 &&
+    stringifiers[S.wildcardFirstSym] === undefined &&
+    l[S.messageKeySym] === 'msg' &&
+    l[S.errorKeySym] === 'err' &&
+    !l[S.nestedKeySym] &&
+    !l[(S as unknown as Record<string, symbol>).msgPrefixSym!] &&
+    hooks.logMethod === undefined &&
+    hooks.streamWrite === undefined &&
+    stream !== undefined &&
+    typeof (stream as { write?: unknown }).write === 'function' &&
+    stream[S.needsMetadataGsym] !== true &&
+    lsCache !== undefined &&
+    lsCache[30] === '{"level":30' &&
+    typeof l[S.timeSym] === 'function' &&
+    typeof l[S.chindingsSym] === 'string' &&
+    typeof l[S.endSym] === 'string'
+  );
 }
 
 /** What LineBatch writes to: pino's SonicBoom destination. */
