@@ -30,7 +30,7 @@ const SIZES = [Number(process.env.BENCH_SMALL ?? 10_000), Number(process.env.BEN
 async function pacedLoad({ url, headers, rate, duration, connections }) {
   const u = new URL(url);
   const request = Buffer.from(`GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`);
-  const total = Math.round(rate * duration);
+  const total = Math.max(1, Math.round(rate * duration));
   const interval = 1000 / rate;
   const latencies = [];
   let errors = 0;

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from './db.js';
-import { directRead, readCompiled } from './prepared.js';
+import { prepared, readCompiled } from './prepared.js';
 import type { TxDb } from '../domain/context.js';
 import type { ChannelTable, SubscriptionTable } from './channels-schema.js';
 
@@ -13,20 +13,20 @@ export type SubscriptionRow = Selectable<SubscriptionTable>;
 /** Ids beyond a 32-bit column can match nothing (and PostgreSQL would refuse the comparison). */
 export const isStorableId = (id: number): boolean => Number.isSafeInteger(id) && id > 0 && id <= 2147483647;
 
+// Every channel send and channel narrow reads one: compiled once (store/prepared.ts), straight on the connection on SQLite.
+const channelByIdQuery = prepared(2, (db, realmId: number, id: number) => db.selectFrom('channels').selectAll().where('realm_id', '=', realmId).where('id', '=', id));
+const channelByNameQuery = prepared(['number', 'string'], (db, realmId: number, lower: string) =>
+  db.selectFrom('channels').selectAll().where('realm_id', '=', realmId).where('name_lower', '=', lower),
+);
+
 export function channelById(db: AnyDb, realmId: number, id: number): Promise<ChannelRow | undefined> {
   if (!isStorableId(id)) return Promise.resolve(undefined);
-  // Every channel send reads it: straight on the connection on SQLite (store/prepared.ts directRead).
-  return directRead<ChannelRow>(db, 'SELECT * FROM channels WHERE realm_id = ? AND id = ?', [realmId, id], () =>
-    db.selectFrom('channels').selectAll().where('realm_id', '=', realmId).where('id', '=', id).execute(),
-  ).then((rows) => rows[0]);
+  return channelByIdQuery(db, realmId, id).then((rows) => rows[0]);
 }
 
 /** Case-insensitive, as Zulip's get_stream (names are unique per realm regardless of case). */
 export function channelByName(db: AnyDb, realmId: number, name: string): Promise<ChannelRow | undefined> {
-  const lower = name.toLowerCase();
-  return directRead<ChannelRow>(db, 'SELECT * FROM channels WHERE realm_id = ? AND name_lower = ?', [realmId, lower], () =>
-    db.selectFrom('channels').selectAll().where('realm_id', '=', realmId).where('name_lower', '=', lower).execute(),
-  ).then((rows) => rows[0]);
+  return channelByNameQuery(db, realmId, name.toLowerCase()).then((rows) => rows[0]);
 }
 
 export async function channelsByNames(db: AnyDb, realmId: number, names: readonly string[]): Promise<Map<string, ChannelRow>> {

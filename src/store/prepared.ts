@@ -13,19 +13,39 @@ type AnyDb = Db | TxDb;
  * (store/db.ts directReaders), counted like any statement; anything else
  * (PostgreSQL, a transaction, a write) goes through Kysely's executor.
  *
- * `build` receives placeholder arguments (distinct sentinel numbers) and must
- * pass each, unchanged, to the builder as a parameter value; every call's
- * arguments take their places. SQLite and PostgreSQL compile differently, so
- * the compiled form is kept per handle.
+ * `args`: the number of arguments when all are numbers, else the kind of each
+ * ('number' or 'string'). `build` receives placeholder arguments (distinct
+ * sentinel numbers or strings) and must pass each, unchanged, to the builder as
+ * a parameter value (never compute with it: lower-case a name before the
+ * call); every call's arguments take their places. SQLite and PostgreSQL
+ * compile differently, so the compiled form is kept per handle.
  */
-export function prepared<R, A extends readonly number[]>(arity: A['length'], build: (db: AnyDb, ...args: A) => Compilable<R>): (db: AnyDb, ...args: A) => Promise<R[]> {
-  const placeholders = Array.from({ length: arity }, (_, i) => SENTINEL - i) as unknown as A;
+export function prepared<R, A extends readonly number[]>(args: A['length'], build: (db: AnyDb, ...args: A) => Compilable<R>): (db: AnyDb, ...args: A) => Promise<R[]>;
+export function prepared<R, A extends readonly (number | string)[]>(
+  args: readonly ('number' | 'string')[],
+  build: (db: AnyDb, ...args: A) => Compilable<R>,
+): (db: AnyDb, ...args: A) => Promise<R[]>;
+export function prepared<R, A extends readonly (number | string)[]>(
+  args: number | readonly ('number' | 'string')[],
+  build: (db: AnyDb, ...args: A) => Compilable<R>,
+): (db: AnyDb, ...args: A) => Promise<R[]> {
+  const kinds: readonly ('number' | 'string')[] = typeof args === 'number' ? Array.from({ length: args }, () => 'number' as const) : (args as readonly ('number' | 'string')[]);
+  const arity = kinds.length;
+  const placeholders = kinds.map((k, i) => (k === 'number' ? SENTINEL - i : `${STRING_SENTINEL}${i}`)) as unknown as A;
   type Entry = { query: CompiledQuery<R>; slots: number[]; direct: DirectReader | undefined };
   const compiled = new WeakMap<AnyDb, Entry>();
+  const slotOf = (p: unknown): number => {
+    if (typeof p === 'number' && p <= SENTINEL && p > SENTINEL - arity) return SENTINEL - p;
+    if (typeof p === 'string' && p.startsWith(STRING_SENTINEL)) {
+      const i = Number(p.slice(STRING_SENTINEL.length));
+      if (kinds[i] === 'string') return i;
+    }
+    return -1;
+  };
   const compile = (db: AnyDb): Entry => {
     const query = build(db, ...placeholders).compile();
     // For each parameter of the compiled statement: the argument it is (index), or -1 for a constant.
-    const slots = query.parameters.map((p) => (typeof p === 'number' && p <= SENTINEL && p > SENTINEL - arity ? SENTINEL - p : -1));
+    const slots = query.parameters.map(slotOf);
     const used = new Set(slots.filter((i) => i >= 0));
     if (used.size !== arity) throw new Error(`prepared(): ${arity - used.size} argument(s) not found among the parameters of ${query.sql}`);
     // A read on a SQLite handle (not a transaction) may skip Kysely's executor (store/db.ts).
@@ -44,8 +64,9 @@ export function prepared<R, A extends readonly number[]>(arity: A['length'], bui
   };
 }
 
-/** Placeholders are SENTINEL, SENTINEL - 1, ...: numbers no id, count or limit is. */
+/** Placeholders are SENTINEL, SENTINEL - 1, ... (numbers no id, count or limit is) or STRING_SENTINEL + index. */
 const SENTINEL = -7_300_917_000;
+const STRING_SENTINEL = '\u0000prepared-argument-';
 
 /**
  * A read written as SQLite SQL text, run straight on the connection when the

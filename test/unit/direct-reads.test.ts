@@ -4,7 +4,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { directReaders, openStore, type Store } from '../../src/store/db.js';
-import { readCompiled } from '../../src/store/prepared.js';
+import { prepared, readCompiled } from '../../src/store/prepared.js';
 
 /**
  * Reads straight on the SQLite connection (store/db.ts directReaders), as
@@ -66,6 +66,26 @@ describe('direct reads on SQLite', () => {
       { id: 2, name: 'b' },
     ]);
     expect(s.stats.queries - before).toBe(3);
+  });
+
+  it('prepared() with a string argument: compiled once, each call its own arguments, direct or inside a transaction', async () => {
+    const s = await store();
+    const byIdAndName = prepared(['number', 'string'], (db, id: number, name: string) =>
+      db
+        .selectFrom('t' as never)
+        .select(['id', 'name'] as never)
+        .where('id' as never, '>=', id as never)
+        .where('name' as never, '=', name as never),
+    );
+    const before = s.stats.queries;
+    expect(await byIdAndName(s.db, 1, 'b')).toEqual([{ id: 2, name: 'b' }]);
+    expect(await byIdAndName(s.db, 1, 'a')).toEqual([{ id: 1, name: 'a' }]);
+    expect(await byIdAndName(s.db, 2, 'a')).toEqual([]);
+    expect(s.stats.queries - before).toBe(3);
+    await s.db.transaction().execute(async (tx) => {
+      await sql`INSERT INTO t (id, name) VALUES (3, 'c')`.execute(tx);
+      expect(await byIdAndName(tx, 1, 'c')).toEqual([{ id: 3, name: 'c' }]);
+    });
   });
 
   it('inside a transaction the direct path reads the last committed state (the read-only connection) and readCompiled(tx) sees the transaction through Kysely', async () => {
