@@ -147,8 +147,11 @@ function bucketFor(me: number, streamId: number | null, topic: string, dmKey: st
   return { kind: 'huddle', key: ids.join(',') };
 }
 
-/** Adds one unread message; `realTopic` is the stored topic (the bucket may show the empty topic's display name). */
-function addUnread(u: UnreadMsgs, id: number, b: Bucket, kind: MentionKind, realTopic?: string): void {
+/**
+ * Adds one unread message; `realTopic` is the stored topic (the bucket may show the empty topic's display name).
+ * `recountNow` false leaves count and mentions to one recount after a batch (they depend only on the lists and muting).
+ */
+function addUnread(u: UnreadMsgs, id: number, b: Bucket, kind: MentionKind, realTopic?: string, recountNow = true): void {
   const m = mutingOf(u);
   if (kind.direct) m.direct.add(id);
   else m.direct.delete(id);
@@ -181,7 +184,7 @@ function addUnread(u: UnreadMsgs, id: number, b: Bucket, kind: MentionKind, real
     }
     insertSorted(h.unread_message_ids, id);
   }
-  recount(u);
+  if (recountNow) recount(u);
 }
 
 function removeUnread(u: UnreadMsgs, ids: ReadonlySet<number>): void {
@@ -229,7 +232,7 @@ async function unreadMsgs(ctx: RegisterContext): Promise<UnreadMsgs> {
     if (r.stream_id !== null && left.has(r.stream_id)) continue;
     const topic = r.topic === '' && !capabilities.empty_topic_name ? display : r.topic;
     const kind = { direct: (r.flags & FLAG_MENTIONED) !== 0, wildcard: (r.flags & (FLAG_STREAM_WILDCARD | FLAG_TOPIC_WILDCARD)) !== 0 };
-    addUnread(u, r.message_id, bucketFor(user.id, r.stream_id, topic, r.dm_key), kind, r.topic);
+    addUnread(u, r.message_id, bucketFor(user.id, r.stream_id, topic, r.dm_key), kind, r.topic, false);
   }
   recount(u);
   return u;

@@ -1,11 +1,13 @@
+import { prepared } from './prepared.js';
 import type { Db } from './db.js';
 import type { TxDb } from '../domain/context.js';
 
 type AnyDb = Db | TxDb;
 
 /** A user's alert words in the order they were added. */
+const alertWordsQuery = prepared(1, (db, userId: number) => db.selectFrom('alert_words').select('word').where('user_id', '=', userId).orderBy('id'));
 export async function alertWordsOfUser(db: AnyDb, userId: number): Promise<string[]> {
-  const rows = await db.selectFrom('alert_words').select('word').where('user_id', '=', userId).orderBy('id').execute();
+  const rows = await alertWordsQuery(db, userId);
   return rows.map((r) => r.word);
 }
 

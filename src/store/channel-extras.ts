@@ -1,3 +1,4 @@
+import { prepared } from './prepared.js';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from './db.js';
 import type { TxDb } from '../domain/context.js';
@@ -11,8 +12,9 @@ export type RealmDomainRow = Selectable<RealmDomainTable>;
 
 /** Queries for channel folders, topic preferences and allowed domains. */
 
+const foldersQuery = prepared(1, (db, realmId: number) => db.selectFrom('channel_folders').selectAll().where('realm_id', '=', realmId).orderBy('order').orderBy('id'));
 export function foldersInRealm(db: AnyDb, realmId: number): Promise<ChannelFolderRow[]> {
-  return db.selectFrom('channel_folders').selectAll().where('realm_id', '=', realmId).orderBy('order').orderBy('id').execute();
+  return foldersQuery(db, realmId);
 }
 
 export function folderById(db: AnyDb, realmId: number, id: number): Promise<ChannelFolderRow | undefined> {
@@ -46,8 +48,9 @@ export async function channelCountInFolder(db: AnyDb, folderId: number): Promise
   return rows.length;
 }
 
+const userTopicsQuery = prepared(1, (db, userId: number) => db.selectFrom('user_topics').selectAll().where('user_id', '=', userId).orderBy('id'));
 export function userTopicsOfUser(db: AnyDb, userId: number): Promise<UserTopicRow[]> {
-  return db.selectFrom('user_topics').selectAll().where('user_id', '=', userId).orderBy('id').execute();
+  return userTopicsQuery(db, userId);
 }
 
 export function userTopicRow(db: AnyDb, userId: number, channelId: number, topic: string): Promise<UserTopicRow | undefined> {
@@ -60,6 +63,7 @@ export function userTopicRow(db: AnyDb, userId: number, channelId: number, topic
     .executeTakeFirst();
 }
 
+const realmDomainsQuery = prepared(1, (db, realmId: number) => db.selectFrom('realm_domains').selectAll().where('realm_id', '=', realmId).orderBy('domain'));
 export function realmDomainRows(db: AnyDb, realmId: number): Promise<RealmDomainRow[]> {
-  return db.selectFrom('realm_domains').selectAll().where('realm_id', '=', realmId).orderBy('domain').execute();
+  return realmDomainsQuery(db, realmId);
 }

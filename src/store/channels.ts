@@ -1,3 +1,4 @@
+import { prepared } from './prepared.js';
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from './db.js';
 import { prepared, readCompiled } from './prepared.js';
@@ -67,8 +68,9 @@ export function subscriptionRow(db: AnyDb, userId: number, channelId: number): P
   return db.selectFrom('subscriptions').selectAll().where('user_id', '=', userId).where('channel_id', '=', channelId).executeTakeFirst();
 }
 
+const subscriptionRowsQuery = prepared(1, (db, userId: number) => db.selectFrom('subscriptions').selectAll().where('user_id', '=', userId).orderBy('channel_id'));
 export function subscriptionRowsOfUser(db: AnyDb, userId: number): Promise<SubscriptionRow[]> {
-  return db.selectFrom('subscriptions').selectAll().where('user_id', '=', userId).orderBy('channel_id').execute();
+  return subscriptionRowsQuery(db, userId);
 }
 
 /** Rows for these users and channels (active or not). */
@@ -180,8 +182,9 @@ export async function recursiveMembersByGroup(db: AnyDb, groupIds: readonly numb
   return out;
 }
 
+const defaultChannelsQuery = prepared(1, (db, realmId: number) => db.selectFrom('default_channels').select('channel_id').where('realm_id', '=', realmId).orderBy('channel_id'));
 export async function defaultChannelIds(db: AnyDb, realmId: number): Promise<number[]> {
-  const rows = await db.selectFrom('default_channels').select('channel_id').where('realm_id', '=', realmId).orderBy('channel_id').execute();
+  const rows = await defaultChannelsQuery(db, realmId);
   return rows.map((r) => r.channel_id);
 }
 

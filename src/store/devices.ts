@@ -1,3 +1,4 @@
+import { prepared } from './prepared.js';
 import type { Db } from './db.js';
 import type { TxDb } from '../domain/context.js';
 
@@ -16,8 +17,9 @@ export async function deleteClientDevice(db: AnyDb, userId: number, deviceId: nu
   return Number(res.numDeletedRows) > 0;
 }
 
+const deviceIdsQuery = prepared(1, (db, userId: number) => db.selectFrom('client_devices').select('id').where('user_id', '=', userId).orderBy('id'));
 export async function clientDeviceIdsOfUser(db: AnyDb, userId: number): Promise<number[]> {
-  const rows = await db.selectFrom('client_devices').select('id').where('user_id', '=', userId).orderBy('id').execute();
+  const rows = await deviceIdsQuery(db, userId);
   return rows.map((r) => r.id);
 }
 

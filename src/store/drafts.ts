@@ -1,3 +1,4 @@
+import { prepared } from './prepared.js';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from './db.js';
 import type { TxDb } from '../domain/context.js';
@@ -13,8 +14,9 @@ export async function draftOfUser(db: AnyDb, userId: number, id: number): Promis
   return db.selectFrom('drafts').selectAll().where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();
 }
 
+const draftsQuery = prepared(1, (db, userId: number) => db.selectFrom('drafts').selectAll().where('user_id', '=', userId).orderBy('last_edit_time').orderBy('id'));
 export function draftsOfUser(db: AnyDb, userId: number): Promise<DraftRow[]> {
-  return db.selectFrom('drafts').selectAll().where('user_id', '=', userId).orderBy('last_edit_time').orderBy('id').execute();
+  return draftsQuery(db, userId);
 }
 
 export async function insertDrafts(db: AnyDb, rows: Insertable<DraftTable>[]): Promise<DraftRow[]> {

@@ -1,3 +1,4 @@
+import { prepared } from './prepared.js';
 import type { Db } from './db.js';
 import type { TxDb } from '../domain/context.js';
 
@@ -11,8 +12,9 @@ export interface MutedUserItem {
 }
 
 /** Zulip's get_user_mutes: whom this user muted, with when; ordered by muted user id. */
+const mutesQuery = prepared(1, (db, userId: number) => db.selectFrom('muted_users').select(['muted_user_id', 'date_muted']).where('user_id', '=', userId).orderBy('muted_user_id'));
 export async function mutesOfUser(db: AnyDb, userId: number): Promise<MutedUserItem[]> {
-  const rows = await db.selectFrom('muted_users').select(['muted_user_id', 'date_muted']).where('user_id', '=', userId).orderBy('muted_user_id').execute();
+  const rows = await mutesQuery(db, userId);
   return rows.map((r) => ({ id: r.muted_user_id, timestamp: Number(r.date_muted) }));
 }
 

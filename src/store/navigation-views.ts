@@ -1,3 +1,4 @@
+import { prepared } from './prepared.js';
 import type { Selectable, Updateable } from 'kysely';
 import type { Db } from './db.js';
 import type { TxDb } from '../domain/context.js';
@@ -6,8 +7,9 @@ import type { NavigationViewTable } from './schema.js';
 type AnyDb = Db | TxDb;
 export type NavigationViewRow = Selectable<NavigationViewTable>;
 
+const viewsQuery = prepared(1, (db, userId: number) => db.selectFrom('navigation_views').selectAll().where('user_id', '=', userId).orderBy('id'));
 export function viewsOfUser(db: AnyDb, userId: number): Promise<NavigationViewRow[]> {
-  return db.selectFrom('navigation_views').selectAll().where('user_id', '=', userId).orderBy('id').execute();
+  return viewsQuery(db, userId);
 }
 
 export function viewOfUser(db: AnyDb, userId: number, fragment: string): Promise<NavigationViewRow | undefined> {

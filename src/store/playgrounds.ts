@@ -1,3 +1,4 @@
+import { prepared } from './prepared.js';
 import type { Selectable } from 'kysely';
 import { isPossibleId } from '../domain/rules/ids.js';
 import type { Db } from './db.js';
@@ -10,8 +11,9 @@ export type PlaygroundRow = Selectable<RealmPlaygroundTable>;
 /** Code playground queries (no rules). */
 
 /** The realm's playgrounds in id order (Zulip's get_realm_playgrounds). */
+const playgroundsQuery = prepared(1, (db, realmId: number) => db.selectFrom('realm_playgrounds').selectAll().where('realm_id', '=', realmId).orderBy('id'));
 export function playgroundRows(db: AnyDb, realmId: number): Promise<PlaygroundRow[]> {
-  return db.selectFrom('realm_playgrounds').selectAll().where('realm_id', '=', realmId).orderBy('id').execute();
+  return playgroundsQuery(db, realmId);
 }
 
 export function playgroundById(db: AnyDb, realmId: number, id: number): Promise<PlaygroundRow | undefined> {

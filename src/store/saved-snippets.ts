@@ -1,3 +1,4 @@
+import { prepared } from './prepared.js';
 import type { Selectable, Updateable } from 'kysely';
 import type { Db } from './db.js';
 import type { TxDb } from '../domain/context.js';
@@ -6,8 +7,9 @@ import type { SavedSnippetTable } from './schema.js';
 type AnyDb = Db | TxDb;
 export type SavedSnippetRow = Selectable<SavedSnippetTable>;
 
+const snippetsQuery = prepared(1, (db, userId: number) => db.selectFrom('saved_snippets').selectAll().where('user_id', '=', userId).orderBy('id'));
 export function snippetsOfUser(db: AnyDb, userId: number): Promise<SavedSnippetRow[]> {
-  return db.selectFrom('saved_snippets').selectAll().where('user_id', '=', userId).orderBy('id').execute();
+  return snippetsQuery(db, userId);
 }
 
 export async function snippetOfUser(db: AnyDb, userId: number, id: number): Promise<SavedSnippetRow | undefined> {

@@ -1,3 +1,4 @@
+import { prepared } from './prepared.js';
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from './db.js';
 import { dialectOf } from './migrations/helpers.js';
@@ -34,8 +35,11 @@ export function pendingOfUserList(db: AnyDb, userId: number, deliveryType: numbe
 }
 
 /** Every undelivered row of the user, both kinds, in the same order (for /register). */
+const pendingAllQuery = prepared(1, (db, userId: number) =>
+  db.selectFrom('scheduled_messages').selectAll().where('sender_id', '=', userId).where('delivered', '=', 0).orderBy('scheduled_timestamp').orderBy('id'),
+);
 export function pendingOfUserAll(db: AnyDb, userId: number): Promise<ScheduledMessageRow[]> {
-  return db.selectFrom('scheduled_messages').selectAll().where('sender_id', '=', userId).where('delivered', '=', 0).orderBy('scheduled_timestamp').orderBy('id').execute();
+  return pendingAllQuery(db, userId);
 }
 
 export async function insertScheduled(db: AnyDb, row: Insertable<ScheduledMessageTable>): Promise<ScheduledMessageRow> {
