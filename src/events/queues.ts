@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { badRequest, JsonableError } from '../domain/errors.js';
 import type { EventBus } from './bus.js';
 import { accepts, shapeFor, stripHints, wantsType, type QueueDescriptor } from './delivery.js';
-import { wireEvent, wireEventsJson, type AppendedEvents, type LocalQueueOps, type QueuedEvent, type QueueStore, type SerializedQueue } from './queue-store.js';
+import { wireEvent, wireEventsJson, type AppendedEvents, type LocalQueueOps, type PollStep, type QueuedEvent, type QueueStore, type SerializedQueue } from './queue-store.js';
 import type { EventDelivery, ParleyEvent } from './types.js';
 
 /**
@@ -69,14 +69,40 @@ export interface EventQueueOptions {
   readonly now?: () => number;
 }
 
+/**
+ * Where a poll's answer goes, exactly once: the events as wire JSON (with the
+ * queue id when the poll waited or made the queue), or the error. The lean
+ * GET /events path (http/server.ts) passes a plain record that writes the
+ * HTTP answer itself, so a parked poll holds no promise, resolver closures or
+ * suspended async frame, and answering one allocates none (P4, P5, P6).
+ * An implementation must not throw: wake() answers many polls in one loop.
+ */
+export interface PollSink {
+  answered(eventsJson: string, queueId: string | undefined): void;
+  failed(err: unknown): void;
+}
+
+/** The sink behind the promise API (pollAnswer, poll): settles one promise. */
+class PromiseSink implements PollSink {
+  constructor(
+    private readonly resolve: (result: PollAnswer) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {}
+  answered(eventsJson: string, queueId: string | undefined): void {
+    this.resolve(new PollAnswer(eventsJson, queueId));
+  }
+  failed(err: unknown): void {
+    this.reject(err);
+  }
+}
+
 /** A parked GET /events, local to this process (one small object: no closures per poll). */
 class Waiter {
   constructor(
     readonly queueId: string,
     /** When the heartbeat is due (ms since epoch). */
     readonly due: number,
-    readonly resolve: (result: PollAnswer) => void,
-    readonly reject: (err: JsonableError) => void,
+    readonly sink: PollSink,
     /** Shared store: the id the next event appended to the (then empty) queue gets; -1 when unknown. */
     readonly next: number,
   ) {}
@@ -207,9 +233,24 @@ export class EventQueues {
 
   /** poll(), with the events as JSON (what GET /events sends). */
   pollAnswer(userId: number, queueId: string, lastEventId: number, dontBlock: boolean, onClose?: CloseSignal): Promise<PollAnswer> {
+    return new Promise<PollAnswer>((resolve, reject) => this.pollInto(userId, queueId, lastEventId, dontBlock, onClose, new PromiseSink(resolve, reject)));
+  }
+
+  /**
+   * The poll, answered through `sink` (exactly once: now, when an event or
+   * the heartbeat arrives, or never if the client goes away first). With the
+   * in-process store an immediate answer or error reaches the sink before
+   * this returns.
+   */
+  pollInto(userId: number, queueId: string, lastEventId: number, dontBlock: boolean, onClose: CloseSignal | undefined, sink: PollSink): void {
     const local = this.local;
-    if (local === undefined) return this.pollShared(userId, queueId, lastEventId, dontBlock, onClose);
+    if (local === undefined) {
+      void this.pollShared(userId, queueId, lastEventId, dontBlock, onClose, sink);
+      return;
+    }
     // In-process store: the whole poll is synchronous up to parking (no await, so nothing can arrive in between).
+    let json: string;
+    let waited: string | undefined;
     try {
       const desc = local.getNow(queueId);
       if (!desc || desc.userId !== userId) throw badEventQueueId(queueId);
@@ -217,55 +258,75 @@ export class EventQueues {
       // A new poll on the queue ends the one still waiting on it.
       const previous = this.waiters.get(queueId);
       if (previous) this.finishNow(local, previous);
-      if (dontBlock || this.closing) return Promise.resolve(new PollAnswer(local.pendingJsonNow(queueId)));
-      local.touchNow(queueId, this.now());
-      // Events already waiting: answered as a poll that waited (with the queue id).
-      if (local.hasPending(queueId)) return Promise.resolve(new PollAnswer(local.pendingJsonNow(queueId), queueId));
-      return this.park(queueId, onClose);
+      if (dontBlock || this.closing) json = local.pendingJsonNow(queueId);
+      else {
+        local.touchNow(queueId, this.now());
+        // Nothing waiting: park. Events already waiting: answered as a poll that waited (with the queue id).
+        if (!local.hasPending(queueId)) return this.park(queueId, onClose, -1, sink);
+        json = local.pendingJsonNow(queueId);
+        waited = queueId;
+      }
     } catch (err) {
-      return Promise.reject(err);
+      sink.failed(err);
+      return;
     }
+    sink.answered(json, waited);
   }
 
   /** The poll against a shared (Redis) store: one round trip (pollStep) before answering or parking. */
-  private async pollShared(userId: number, queueId: string, lastEventId: number, dontBlock: boolean, onClose?: CloseSignal): Promise<PollAnswer> {
+  private async pollShared(userId: number, queueId: string, lastEventId: number, dontBlock: boolean, onClose: CloseSignal | undefined, sink: PollSink): Promise<void> {
     const block = !dontBlock && !this.closing;
-    if (this.store.pollStep === undefined) return this.pollStepwise(userId, queueId, lastEventId, block, onClose);
-    // Growth announced while the step is in flight (the notification may be read before the step's reply).
-    this.inflight.set(queueId, false);
-    const step = await this.store.pollStep(queueId, userId, lastEventId, block, this.now());
-    const grewMeanwhile = this.inflight.get(queueId) === true;
-    this.inflight.delete(queueId);
-    if (step.status !== 'ok') throw step.status === 'missing' ? badEventQueueId(queueId) : ackError(step.status, lastEventId);
-    const previous = this.waiters.get(queueId);
-    if (previous) await this.finishWaiter(previous);
-    if (!block) return new PollAnswer(step.eventsJson);
-    // Events already waiting: answered as a poll that waited (with the queue id).
-    if (step.eventsJson !== '[]') return new PollAnswer(step.eventsJson, queueId);
-    // The queue is empty up to step.nextEventId: the append that gives it that id carries its whole answer.
-    const parked = this.park(queueId, onClose, step.nextEventId);
-    if (grewMeanwhile) {
-      const w = this.waiters.get(queueId);
-      if (w !== undefined) void this.finishWaiter(w);
+    let json: string;
+    try {
+      if (this.store.pollStep === undefined) return await this.pollStepwise(userId, queueId, lastEventId, block, onClose, sink);
+      // Growth announced while the step is in flight (the notification may be read before the step's reply).
+      this.inflight.set(queueId, false);
+      let step: PollStep;
+      let grewMeanwhile: boolean;
+      try {
+        step = await this.store.pollStep(queueId, userId, lastEventId, block, this.now());
+      } finally {
+        grewMeanwhile = this.inflight.get(queueId) === true;
+        this.inflight.delete(queueId);
+      }
+      if (step.status !== 'ok') throw step.status === 'missing' ? badEventQueueId(queueId) : ackError(step.status, lastEventId);
+      const previous = this.waiters.get(queueId);
+      if (previous) await this.finishWaiter(previous);
+      json = step.eventsJson;
+      // The queue is empty up to step.nextEventId: the append that gives it that id carries its whole answer.
+      if (block && json === '[]') {
+        this.park(queueId, onClose, step.nextEventId ?? -1, sink);
+        if (grewMeanwhile) {
+          const w = this.waiters.get(queueId);
+          if (w !== undefined) void this.finishWaiter(w);
+        }
+        return;
+      }
+    } catch (err) {
+      sink.failed(err);
+      return;
     }
-    return parked;
+    // Events already waiting: answered as a poll that waited (with the queue id).
+    sink.answered(json, block ? queueId : undefined);
   }
 
   /** The same for a shared store without pollStep: access, acknowledge, then touch and re-read after parking. */
-  private async pollStepwise(userId: number, queueId: string, lastEventId: number, block: boolean, onClose?: CloseSignal): Promise<PollAnswer> {
+  private async pollStepwise(userId: number, queueId: string, lastEventId: number, block: boolean, onClose: CloseSignal | undefined, sink: PollSink): Promise<void> {
     await this.access(userId, queueId);
     checkAck(await this.store.acknowledge(queueId, lastEventId), lastEventId);
     const previous = this.waiters.get(queueId);
     if (previous) await this.finishWaiter(previous);
-    if (!block) return new PollAnswer(await this.store.pendingJson(queueId));
-    const parked = this.park(queueId, onClose);
+    if (!block) {
+      const json = await this.store.pendingJson(queueId);
+      return sink.answered(json, undefined);
+    }
+    this.park(queueId, onClose, -1, sink);
     void this.store.touch(queueId, this.now());
     // Events may have arrived between the checks above and parking.
     void this.store.pendingJson(queueId).then((json) => {
       const w = this.waiters.get(queueId);
       if (json !== '[]' && w !== undefined) void this.finishWaiter(w);
     });
-    return parked;
   }
 
   /** GET /events without queue_id (dont_block): a new queue and its (empty) events. */
@@ -298,17 +359,15 @@ export class EventQueues {
     await this.store.remove(ids);
   }
 
-  private park(queueId: string, onClose?: CloseSignal, next = -1): Promise<PollAnswer> {
-    return new Promise<PollAnswer>((resolve, reject) => {
-      const delay = this.opts.heartbeatMinMs + Math.floor(Math.random() * (this.opts.heartbeatJitterMs + 1));
-      const waiter = new Waiter(queueId, Date.now() + delay, resolve, reject, next);
-      this.waiters.set(queueId, waiter);
-      this.startHeartbeats();
-      if (onClose !== undefined) {
-        (onClose as Slotted)[WAITER] = waiter;
-        onClose.on('close', this.onClientClose);
-      }
-    });
+  private park(queueId: string, onClose: CloseSignal | undefined, next: number, sink: PollSink): void {
+    const delay = this.opts.heartbeatMinMs + Math.floor(Math.random() * (this.opts.heartbeatJitterMs + 1));
+    const waiter = new Waiter(queueId, Date.now() + delay, sink, next);
+    this.waiters.set(queueId, waiter);
+    this.startHeartbeats();
+    if (onClose !== undefined) {
+      (onClose as Slotted)[WAITER] = waiter;
+      onClose.on('close', this.onClientClose);
+    }
   }
 
   /**
@@ -339,7 +398,13 @@ export class EventQueues {
     if (this.local !== undefined) return this.finishNow(this.local, w);
     if (this.waiters.get(w.queueId) !== w) return;
     this.waiters.delete(w.queueId);
-    w.resolve(new PollAnswer(await this.store.pendingJson(w.queueId), w.queueId));
+    let json: string;
+    try {
+      json = await this.store.pendingJson(w.queueId);
+    } catch (err) {
+      return w.sink.failed(err);
+    }
+    w.sink.answered(json, w.queueId);
   }
 
   /** Answers polls already taken out of `waiters`, with one store read for all. */
@@ -349,23 +414,23 @@ export class EventQueues {
       jsons = await this.store.pendingJsonMany!(claimed.map((w) => w.queueId));
     } catch (err) {
       // The store is unreachable: the polls fail as any request would (500), and the clients poll again.
-      for (const w of claimed) w.reject(err as JsonableError);
+      for (const w of claimed) w.sink.failed(err);
       return;
     }
-    for (let i = 0; i < claimed.length; i++) claimed[i]!.resolve(new PollAnswer(jsons[i]!, claimed[i]!.queueId));
+    for (let i = 0; i < claimed.length; i++) claimed[i]!.sink.answered(jsons[i]!, claimed[i]!.queueId);
   }
 
   private finishNow(local: LocalQueueOps, w: Waiter): void {
     if (this.waiters.get(w.queueId) !== w) return;
     this.waiters.delete(w.queueId);
-    w.resolve(new PollAnswer(local.pendingJsonNow(w.queueId), w.queueId));
+    w.sink.answered(local.pendingJsonNow(w.queueId), w.queueId);
   }
 
   private failWaiter(queueId: string): void {
     const w = this.waiters.get(queueId);
     if (!w) return;
     this.waiters.delete(queueId);
-    w.reject(badEventQueueId(queueId));
+    w.sink.failed(badEventQueueId(queueId));
   }
 
   /** Store notification: these queues grew, those were dropped (backlog cap). */
@@ -389,7 +454,7 @@ export class EventQueues {
       const json = w.next >= 0 && appended !== undefined ? appended.json(i, w.next) : undefined;
       if (json !== undefined) {
         this.waiters.delete(id);
-        w.resolve(new PollAnswer(json, id));
+        w.sink.answered(json, id);
       } else if (this.store.pendingJsonMany === undefined) void this.finishWaiter(w);
       else {
         this.waiters.delete(id);

@@ -6,7 +6,7 @@ import type { AppCtx } from '../domain/context.js';
 import { JsonableError, notFound, rateLimited } from '../domain/errors.js';
 import { authenticate, authenticateWebhook } from './auth.js';
 import { SerializedFields, type AnyEndpoint, type AuthedCtx, type Method, type PublicCtx, type UploadedFile } from './endpoint.js';
-import { paramParser, type ParamDefs } from './params.js';
+import { paramParser, type ParamDefs, type ParamSource, type Parsed } from './params.js';
 import { routes } from './routes.js';
 import { updateSettings } from './endpoints/settings.js';
 import { getOwnUser } from './endpoints/users.js';
@@ -21,7 +21,7 @@ import { registerClientCompat } from './client-compat.js';
 import { JsonBody } from './json-reply.js';
 import { genRequestId, loggableError, logRequest, noteUser, registerRequestLogging } from './logging.js';
 import { Metrics, registerMetricsRoute } from './metrics.js';
-import { PollAnswer } from '../events/queues.js';
+import { PollAnswer, type PollSink } from '../events/queues.js';
 import type { Caller } from '../domain/context.js';
 import type { UserRow } from '../store/users.js';
 
@@ -38,6 +38,17 @@ const COMMON_HEADERS = {
   'referrer-policy': 'strict-origin-when-cross-origin',
   'cache-control': 'no-store',
 };
+
+/** COMMON_HEADERS as writeHead's flat list (name, value, ...), in the same order. */
+const COMMON_HEADER_LIST: readonly string[] = Object.entries(COMMON_HEADERS).flat();
+/** The headers of a lean 200 answer, flat: X-Request-Id, the common headers, Content-Length (the Fastify path's order). */
+const SUCCESS_HEADERS: readonly (string | number)[] = ['x-request-id', '', ...COMMON_HEADER_LIST, 'content-length', 0];
+function successHeaders(reqId: string, body: string): (string | number)[] {
+  const h = SUCCESS_HEADERS.slice();
+  h[1] = reqId;
+  h[h.length - 1] = Buffer.byteLength(body);
+  return h;
+}
 
 /** Zulip-style JSON body: compact JSON with a trailing newline, with our security headers. */
 export function sendJson(reply: FastifyReply, status: number, body: Record<string, unknown>): FastifyReply {
@@ -277,14 +288,16 @@ function answerBody(ignored: readonly string[], result: Record<string, unknown>)
     if (ignored.length) body += ',"ignored_parameters_unsupported":' + JSON.stringify(ignored);
     return body + '}\n';
   }
-  if (result instanceof PollAnswer) {
-    // GET /events: the events are JSON already; splice them into Zulip's body.
-    let body = '{"result":"success","msg":"","events":' + result.eventsJson;
-    if (result.queue_id !== undefined) body += ',"queue_id":' + JSON.stringify(result.queue_id);
-    if (ignored.length) body += ',"ignored_parameters_unsupported":' + JSON.stringify(ignored);
-    return body + '}\n';
-  }
+  if (result instanceof PollAnswer) return pollBody(result.eventsJson, result.queue_id, ignored);
   return successBody(result, ignored);
+}
+
+/** GET /events: the events are JSON already; spliced into Zulip's body (both paths, and LeanPoll). */
+function pollBody(eventsJson: string, queueId: string | undefined, ignored: readonly string[]): string {
+  let body = '{"result":"success","msg":"","events":' + eventsJson;
+  if (queueId !== undefined) body += ',"queue_id":' + JSON.stringify(queueId);
+  if (ignored.length) body += ',"ignored_parameters_unsupported":' + JSON.stringify(ignored);
+  return body + '}\n';
 }
 
 /** The error answer for a thrown error (both paths), or undefined for an unexpected one (500, logged). */
@@ -340,50 +353,27 @@ function leanPath(app: AppCtx, authMemo: Map<string, AuthMemo>, metrics: Metrics
   });
   type Lean = ReturnType<typeof lean>;
   const byPath = new Map<string, Lean>([getOwnUser, getEvents].map((ep) => [API_PREFIX + ep.path, lean(ep, ep === getEvents)]));
-  /** The answer to a lean request that threw (as the error handler of buildHttpServer answers an error thrown inside a handler). */
-  const failed = (l: Lean, res: ServerResponse, reqId: string, started: number, caller: Caller, headers: Record<string, string | number>, err: unknown): void => {
-    let status: number;
-    let body: string;
-    const known = clientError(err, false);
-    if (known) {
-      Object.assign(headers, known.headers);
-      status = known.status;
-      body = JSON.stringify(errorFields(known)) + '\n';
-    } else {
-      app.log.error({ reqId, method: 'GET', route: l.route, error: loggableError(err) }, 'unhandled error');
-      if (process.env.PARLEY_DEBUG_ERRORS) console.error(err);
-      status = 500;
-      body = JSON.stringify({ result: 'error', msg: 'Internal server error' }) + '\n';
-    }
-    Object.assign(headers, COMMON_HEADERS);
-    // Errors go through Fastify's send there (sendJson), which adds the charset to a JSON string body.
-    headers['content-type'] = 'application/json; charset=utf-8';
-    headers['content-length'] = Buffer.byteLength(body);
+  const events: LeanEvents = { app, metrics, route: API_PREFIX + getEvents.path };
+  /** The answer to a lean request that threw; `headers` holds X-Request-Id and any rate-limit headers. */
+  const failed = (l: Lean, res: ServerResponse, reqId: string, started: number, caller: Caller, headers: (string | number)[], err: unknown): void => {
+    const { status, body } = leanError(app, l.route, reqId, headers, err);
     res.writeHead(status, headers);
     res.end(body);
     logRequest(app, metrics, reqId, 'GET', l.route, status, performance.now() - started, caller.id);
   };
   /** A 200 answer: X-Request-Id, the common headers and Content-Length, in that order (no rate limit headers). */
   const succeeded = (l: Lean, res: ServerResponse, reqId: string, started: number, caller: Caller, body: string): void => {
-    res.writeHead(200, [
-      'x-request-id', reqId,
-      'content-type', 'application/json',
-      'x-content-type-options', 'nosniff',
-      'x-frame-options', 'DENY',
-      'referrer-policy', 'strict-origin-when-cross-origin',
-      'cache-control', 'no-store',
-      'content-length', Buffer.byteLength(body),
-    ]);
+    res.writeHead(200, successHeaders(reqId, body));
     res.end(body);
     logRequest(app, metrics, reqId, 'GET', l.route, 200, performance.now() - started, caller.id);
   };
   /** With rate limiting on: the limiter answers asynchronously (it may be Redis), and its headers come first. */
   const respondLimited = async (l: Lean, query: Record<string, string>, req: IncomingMessage, res: ServerResponse, reqId: string, started: number, caller: Caller, row: UserRow): Promise<void> => {
-    const headers: Record<string, string | number> = { 'x-request-id': reqId };
+    const headers: (string | number)[] = ['x-request-id', reqId];
     let body: string;
     try {
       const r = await consumeRateLimit(app, `api:user:${caller.id}`, l.limit);
-      Object.assign(headers, r.headers);
+      for (const k in r.headers) headers.push(k, r.headers[k]!);
       if (r.error) throw r.error;
       const ctx = { app, req: undefined, reply: { raw: res }, files: [], rawBody: undefined, clientName: clientNameOf(req.headers['user-agent']), user: caller, userRow: row };
       const parsed = l.parse({ body: NO_FIELDS, query, path: NO_FIELDS });
@@ -391,8 +381,7 @@ function leanPath(app: AppCtx, authMemo: Map<string, AuthMemo>, metrics: Metrics
     } catch (err) {
       return failed(l, res, reqId, started, caller, headers, err);
     }
-    Object.assign(headers, COMMON_HEADERS);
-    headers['content-length'] = Buffer.byteLength(body);
+    headers.push(...COMMON_HEADER_LIST, 'content-length', Buffer.byteLength(body));
     res.writeHead(200, headers);
     res.end(body);
     logRequest(app, metrics, reqId, 'GET', l.route, 200, performance.now() - started, caller.id);
@@ -415,7 +404,7 @@ function leanPath(app: AppCtx, authMemo: Map<string, AuthMemo>, metrics: Metrics
       parsed = l.parse({ body: NO_FIELDS, query, path: NO_FIELDS });
       out = l.ep.handler(ctx as never, parsed.values as never);
     } catch (err) {
-      return failed(l, res, reqId, started, caller, { 'x-request-id': reqId }, err);
+      return failed(l, res, reqId, started, caller, ['x-request-id', reqId], err);
     }
     // A handler that answers at once (GET /users/me with its state kept) is answered at once, without a promise.
     if (!(out instanceof Promise)) {
@@ -423,7 +412,7 @@ function leanPath(app: AppCtx, authMemo: Map<string, AuthMemo>, metrics: Metrics
       try {
         body = answerBody(parsed.ignored, out as Record<string, unknown>);
       } catch (err) {
-        return failed(l, res, reqId, started, caller, { 'x-request-id': reqId }, err);
+        return failed(l, res, reqId, started, caller, ['x-request-id', reqId], err);
       }
       return succeeded(l, res, reqId, started, caller, body);
     }
@@ -435,7 +424,7 @@ function leanPath(app: AppCtx, authMemo: Map<string, AuthMemo>, metrics: Metrics
     try {
       body = answerBody(ignored, await pending);
     } catch (err) {
-      return failed(l, res, reqId, started, caller, { 'x-request-id': reqId }, err);
+      return failed(l, res, reqId, started, caller, ['x-request-id', reqId], err);
     }
     succeeded(l, res, reqId, started, caller, body);
   };
@@ -456,6 +445,7 @@ function leanPath(app: AppCtx, authMemo: Map<string, AuthMemo>, metrics: Metrics
     if (auth === undefined) return false;
     const started = performance.now();
     leanStats.answered++;
+    if (l.ep === getEvents && l.limit === 0 && pollLean(events, l.parse, query, res, genRequestId(req), started, auth.caller.id)) return true;
     try {
       respond(l, query, req, res, genRequestId(req), started, auth.caller, auth.row);
     } catch {
@@ -463,6 +453,143 @@ function leanPath(app: AppCtx, authMemo: Map<string, AuthMemo>, metrics: Metrics
     }
     return true;
   };
+}
+
+/** What every lean GET /events answer shares. */
+interface LeanEvents {
+  readonly app: AppCtx;
+  readonly metrics: Metrics;
+  readonly route: string;
+}
+
+/**
+ * GET /events on the lean path, when the query names the queue and the last
+ * event id: the getEvents handler's poll (queues.pollInto with the response as
+ * the close signal), answered through a LeanPoll record instead of a promise
+ * chain and the async `respond` frame. Anything else (no queue_id, which
+ * registers a queue; no last_event_id; a parameter error) says false and goes
+ * through `respond`, which calls the handler. The answer's bytes, headers, log
+ * line and metrics are respond's (test/http/lean-path.test.ts).
+ */
+function pollLean(env: LeanEvents, parse: (src: ParamSource) => Parsed<Record<string, unknown>>, query: Record<string, string>, res: ServerResponse, reqId: string, started: number, userId: number): boolean {
+  let queueId: string;
+  let lastEventId: number;
+  let dontBlock = false;
+  let ignored: readonly string[] = NO_IGNORED;
+  const fast = plainPollQuery(query);
+  if (fast !== undefined) {
+    queueId = fast.queueId;
+    lastEventId = fast.lastEventId;
+    dontBlock = fast.dontBlock;
+  } else {
+    let parsed: Parsed<Record<string, unknown>>;
+    try {
+      parsed = parse({ body: NO_FIELDS, query, path: NO_FIELDS });
+    } catch {
+      return false;
+    }
+    const v = parsed.values as { queue_id?: string; last_event_id?: number; dont_block: boolean };
+    if (v.queue_id === undefined || v.last_event_id === undefined) return false;
+    queueId = v.queue_id;
+    lastEventId = v.last_event_id;
+    dontBlock = v.dont_block;
+    ignored = parsed.ignored;
+  }
+  env.app.queues.pollInto(userId, queueId, lastEventId, dontBlock, res, new LeanPoll(env, res, reqId, started, userId, ignored));
+  return true;
+}
+
+const NO_IGNORED: readonly string[] = Object.freeze([]);
+/** JSON integers the generic parser reads as these numbers (JSON.parse, then z.int()): -1 or up to 15 digits. */
+const PLAIN_EVENT_ID = /^(?:-1|0|[1-9][0-9]{0,14})$/;
+
+/**
+ * The usual poll's query (queue_id, last_event_id, and dont_block true or
+ * false, nothing else), read as the endpoint's parameter parser reads it
+ * (values, defaults, no ignored parameters); undefined for anything else.
+ */
+function plainPollQuery(query: Record<string, string>): { queueId: string; lastEventId: number; dontBlock: boolean } | undefined {
+  let queueId: string | undefined;
+  let last: string | undefined;
+  let dontBlock = false;
+  for (const k in query) {
+    const v = query[k]!;
+    if (k === 'queue_id') queueId = v;
+    else if (k === 'last_event_id') last = v;
+    else if (k === 'dont_block' && (v === 'true' || v === 'false')) dontBlock = v === 'true';
+    else return undefined;
+  }
+  if (queueId === undefined || last === undefined || !PLAIN_EVENT_ID.test(last)) return undefined;
+  return { queueId, lastEventId: Number(last), dontBlock };
+}
+
+/**
+ * One lean GET /events until it is answered: what the answer needs and
+ * nothing else (P6: this and the queue's Waiter are what a parked poll adds to
+ * node's own request objects). The queues call it once, synchronously, when
+ * the poll's events are there (P4: a fan-out writes its answers in one turn,
+ * with no promise or microtask per answer).
+ */
+/**
+ * A lean request's error answer, as buildHttpServer's error handler answers an error thrown inside
+ * a handler: appends the error's own headers, the common headers and Content-Length to `headers`
+ * (which holds X-Request-Id and any rate-limit headers), logs an unexpected error.
+ */
+function leanError(app: AppCtx, route: string, reqId: string, headers: (string | number)[], err: unknown): { status: number; body: string } {
+  const known = clientError(err, false);
+  let status: number;
+  let body: string;
+  if (known) {
+    for (const [k, v] of Object.entries(known.headers)) headers.push(k, v);
+    status = known.status;
+    body = JSON.stringify(errorFields(known)) + '\n';
+  } else {
+    app.log.error({ reqId, method: 'GET', route, error: loggableError(err) }, 'unhandled error');
+    if (process.env.PARLEY_DEBUG_ERRORS) console.error(err);
+    status = 500;
+    body = JSON.stringify({ result: 'error', msg: 'Internal server error' }) + '\n';
+  }
+  headers.push(...COMMON_HEADER_LIST);
+  // Errors go through Fastify's send on the other path (sendJson), which adds the charset to a JSON string body.
+  headers[headers.indexOf('content-type') + 1] = 'application/json; charset=utf-8';
+  headers.push('content-length', Buffer.byteLength(body));
+  return { status, body };
+}
+
+class LeanPoll implements PollSink {
+  constructor(
+    private readonly env: LeanEvents,
+    private readonly res: ServerResponse,
+    private readonly reqId: string,
+    private readonly started: number,
+    private readonly userId: number,
+    private readonly ignored: readonly string[],
+  ) {}
+
+  answered(eventsJson: string, queueId: string | undefined): void {
+    const body = pollBody(eventsJson, queueId, this.ignored);
+    this.send(200, successHeaders(this.reqId, body), body);
+  }
+
+  /** As respond answers an error thrown by the handler. */
+  failed(err: unknown): void {
+    const headers: (string | number)[] = ['x-request-id', this.reqId];
+    const { status, body } = leanError(this.env.app, this.env.route, this.reqId, headers, err);
+    this.send(status, headers, body);
+  }
+
+  private send(status: number, headers: (string | number)[], body: string): void {
+    const res = this.res;
+    try {
+      res.writeHead(status, headers);
+      res.end(body);
+    } catch {
+      // The queues answer many polls in one loop: one broken response must not stop the others.
+      res.destroy();
+      return;
+    }
+    logRequest(this.env.app, this.env.metrics, this.reqId, 'GET', this.env.route, status, performance.now() - this.started, this.userId);
+  }
 }
 
 const PLAIN_QUERY = /^[A-Za-z0-9._:~-]+=[A-Za-z0-9._:~-]*$/;

@@ -1,4 +1,3 @@
-import { prepared } from './prepared.js';
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from './db.js';
 import { prepared, readCompiled } from './prepared.js';

@@ -137,6 +137,70 @@ describe('the lean path answers GET /api/v1/users/me exactly as Fastify does', (
     expect(noQueue(l)).toEqual(noQueue(f));
   });
 
+  it('GET /events: acknowledgement errors, numbers the generic parser reads, events already waiting', async () => {
+    const headers = { authorization: basicAuth(t.users.iago) };
+    await send(base, '/api/v1/users/me', headers);
+    const reg = expectSuccess(await t.post('/register', { event_types: JSON.stringify(['typing']) }, 'iago'));
+    const q = `?queue_id=${reg.queue_id}`;
+    const queries = [
+      '&last_event_id=7&dont_block=true', // not in this queue
+      '&last_event_id=01&dont_block=true', // not JSON
+      '&last_event_id=1e3&dont_block=true',
+      '&last_event_id=-0&dont_block=true',
+      '&last_event_id=-2&dont_block=true',
+      '&last_event_id=9007199254740993&dont_block=true',
+      '&last_event_id=-1&dont_block=1',
+      '&last_event_id=-1&dont_block=True',
+      '&last_event_id=-1&dont_block=true&dont_block_x=1',
+      '&last_event_id=-1&dont_block=true&lifespan_secs=5',
+      '&last_event_id=-1&apply_markdown=true&dont_block=true',
+    ];
+    for (const rest of queries) {
+      const r = await both(t, base, headers, '/api/v1/events', q + rest);
+      expect(comparable(r.lean)).toEqual(comparable(r.fastify));
+      expect(r.lines[0]).toEqual(r.lines[1]);
+    }
+    // Blocking polls with an event already waiting: answered at once, with the queue id.
+    expectSuccess(await t.post('/typing', { op: 'start', to: JSON.stringify([t.users.iago.id]) }, 'cordelia'));
+    const waiting = await both(t, base, headers, '/api/v1/events', q + '&last_event_id=-1');
+    expect(JSON.parse(waiting.lean.body)).toMatchObject({ events: [{ type: 'typing', id: 0 }], queue_id: reg.queue_id });
+    expect(comparable(waiting.lean)).toEqual(comparable(waiting.fastify));
+    expect(waiting.lines[0]).toEqual(waiting.lines[1]);
+  });
+
+  it('GET /events: a second poll ends the parked one; a heartbeat; a client that goes away while parked', async () => {
+    const headers = { authorization: basicAuth(t.users.shiva) };
+    await send(base, '/api/v1/users/me', headers);
+    const reg = expectSuccess(await t.post('/register', { event_types: JSON.stringify(['typing']) }, 'shiva'));
+    const q = `/api/v1/events?queue_id=${reg.queue_id}`;
+    const queues = t.app.ctx.queues;
+    const parked = queues.parkedPolls;
+    const before = leanStats.answered;
+    const first = send(base, q + '&last_event_id=-1', headers);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(queues.parkedPolls).toBe(parked + 1);
+    const second = await send(base, q + '&last_event_id=-1&dont_block=true', headers);
+    expect(JSON.parse(second.body)).toEqual({ result: 'success', msg: '', events: [] });
+    expect(JSON.parse((await first).body)).toEqual({ result: 'success', msg: '', events: [], queue_id: reg.queue_id });
+    expect(queues.parkedPolls).toBe(parked);
+    // Nothing arrives: the heartbeat (1 s in tests) answers.
+    const beat = JSON.parse((await send(base, q + '&last_event_id=-1', headers)).body);
+    expect(beat).toEqual({ result: 'success', msg: '', events: [{ type: 'heartbeat', id: 0 }], queue_id: reg.queue_id });
+    // The client goes away while parked: the poll is dropped, the queue stays and keeps its events.
+    const gone = http.request(base + q + '&last_event_id=0', { method: 'GET', headers, agent: false });
+    gone.on('error', () => undefined);
+    gone.end();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(queues.parkedPolls).toBe(parked + 1);
+    gone.destroy();
+    for (let i = 0; i < 100 && queues.parkedPolls > parked; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(queues.parkedPolls).toBe(parked);
+    expectSuccess(await t.post('/typing', { op: 'start', to: JSON.stringify([t.users.shiva.id]) }, 'cordelia'));
+    const after = JSON.parse((await send(base, q + '&last_event_id=0&dont_block=true', headers)).body);
+    expect(after.events).toMatchObject([{ type: 'typing', id: 1 }]);
+    expect(leanStats.answered).toBe(before + 5);
+  });
+
   it('what is not plain goes to Fastify: a query string, HEAD, unknown credentials', async () => {
     const before = leanStats.answered;
     const auth = { authorization: basicAuth(t.users.hamlet) };
