@@ -72,6 +72,14 @@ export function openStore(opts: StoreOptions): Store {
     const pool = new (pgModule().Pool)({ connectionString: url, max: opts.poolSize ?? 10 });
     // A connection that dies in the pool must not crash the process.
     pool.on('error', () => {});
+    // Registered hot texts run as named statements: parsed and planned once per connection.
+    pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (text: unknown, ...rest: unknown[]) => {
+        const name = typeof text === 'string' && rest.length === 1 && Array.isArray(rest[0]) ? pgNamedStatements.get(text) : undefined;
+        return name === undefined ? query(text, ...rest) : query({ name, text, values: rest[0] });
+      };
+    });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log, plugins });
     return { db, dialect: 'postgres', stats, userWrites, userMessageWrites, realmWrites, close: () => db.destroy() };
   }
@@ -195,6 +203,17 @@ function cachedStatements(conn: SQLite.Database, max: number): { prepare(sql: st
       return stmt;
     },
   };
+}
+
+/**
+ * PostgreSQL: SQL texts (as Kysely compiles them) that run as named prepared
+ * statements, each parsed and planned once per pooled connection instead of
+ * on every execution; the hot statements of a send (preparedOnPostgres).
+ * Only constant texts belong here: a connection keeps every name it prepared.
+ */
+const pgNamedStatements = new Map<string, string>();
+export function preparedOnPostgres(text: string): void {
+  if (!pgNamedStatements.has(text)) pgNamedStatements.set(text, `parley_${pgNamedStatements.size + 1}`);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
-import type { Db } from './db.js';
+import { preparedOnPostgres, type Db } from './db.js';
 import type { TxDb } from '../domain/context.js';
 import type { MessageTable, ReactionTable } from './messages-schema.js';
 import { isStorableId } from './channels.js';
@@ -68,7 +68,13 @@ export async function insertMessageWithRows(db: AnyDb, row: Insertable<MessageTa
   const shape = messageInsertShape(Object.keys(row).filter((c) => (row as Record<string, unknown>)[c] !== undefined), postgres, withRows);
   const values: unknown[] = shape.cols.map((c) => (row as Record<string, unknown>)[c]);
   if (withRows) values.push(rows.map((r) => r.user_id), rows.map((r) => r.flags));
-  const r = await sql<{ id: number }>(shape.fragments, ...values).execute(db);
+  const statement = sql<{ id: number }>(shape.fragments, ...values);
+  // PostgreSQL: a named statement (store/db.ts), parsed and planned once per connection.
+  if (postgres && !shape.named) {
+    preparedOnPostgres(statement.compile(db).sql);
+    shape.named = true;
+  }
+  const r = await statement.execute(db);
   const id = r.rows[0]!.id;
   if (!withRows) await insertUserMessages(db, id, rows);
   return id;
@@ -77,6 +83,7 @@ export async function insertMessageWithRows(db: AnyDb, row: Insertable<MessageTa
 interface InsertShape {
   readonly cols: readonly string[];
   readonly fragments: TemplateStringsArray;
+  named?: boolean;
 }
 const insertShapes = new Map<string, InsertShape>();
 

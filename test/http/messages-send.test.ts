@@ -322,3 +322,24 @@ describe('POST /messages: the number of SQL statements does not grow with recipi
     expect(rows.length).toBe(200);
   });
 });
+
+describe('PostgreSQL: registered hot statements run as named prepared statements', () => {
+  it('prepares a registered text once per connection and answers each call with its own parameters', async () => {
+    if (t.app.ctx.store.dialect !== 'postgres') return;
+    const { openStore, preparedOnPostgres } = await import('../../src/store/db.js');
+    const { sql } = await import('kysely');
+    // One connection: the prepared statement is visible in pg_prepared_statements on it.
+    const store = openStore({ databaseUrl: t.app.ctx.config.databaseUrl, dataDir: '', poolSize: 1 });
+    try {
+      const query = (n: number) => sql<{ x: number }>`SELECT ${n}::integer + 1 AS x`;
+      const text = query(0).compile(store.db).sql;
+      preparedOnPostgres(text);
+      expect((await query(1).execute(store.db)).rows[0]!.x).toBe(2);
+      expect((await query(41).execute(store.db)).rows[0]!.x).toBe(42);
+      const named = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements WHERE statement = ${text}`.execute(store.db);
+      expect(named.rows.map((r) => r.name.startsWith('parley_'))).toEqual([true]);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -25,7 +25,7 @@ import { apiEmail } from '../../presenters/user.js';
 import { messageAvatarUrl, presentMessage } from '../../presenters/message.js';
 import { channelById, channelByName, isStorableId, type ChannelRow } from '../../store/channels.js';
 import { userTopicRow } from '../../store/channel-extras.js';
-import { nowSeconds } from '../../store/db.js';
+import { nowSeconds, preparedOnPostgres } from '../../store/db.js';
 import { sql } from 'kysely';
 import { directRead } from '../../store/prepared.js';
 import {
@@ -247,8 +247,9 @@ interface SendChannelRead {
  */
 async function channelForSendPg(app: AppCtx, realmId: number, to: string | number, topicKeyValue: string, senderId: number): Promise<SendChannelRead> {
   if (typeof to === 'number' && !isStorableId(to)) return { channel: undefined, firstId: undefined, subs: [], senderHoldsSendGroup: undefined };
-  const where = typeof to === 'number' ? sql`c.id = ${to}` : sql`c.name_lower = ${to.trim().toLowerCase()}`;
-  const r = await sql<ChannelRow & { __first_id: number | null; __subs: [number, number, number | null][]; __may_send: boolean }>`SELECT c.*,
+  const byId = typeof to === 'number';
+  const where = byId ? sql`c.id = ${to}` : sql`c.name_lower = ${to.trim().toLowerCase()}`;
+  const statement = sql<ChannelRow & { __first_id: number | null; __subs: [number, number, number | null][]; __may_send: boolean }>`SELECT c.*,
       (SELECT m.id FROM messages m WHERE m.recipient_id = c.recipient_id AND m.topic_key = ${topicKeyValue} ORDER BY m.id LIMIT 1) AS __first_id,
       (SELECT coalesce(json_agg(json_build_array(s.user_id, s.is_muted, mu.user_id)), '[]'::json) FROM subscriptions s
         JOIN users u ON u.id = s.user_id
@@ -259,7 +260,13 @@ async function channelForSendPg(app: AppCtx, realmId: number, to: string | numbe
           UNION
           SELECT s.supergroup_id FROM user_group_subgroups s JOIN up ON s.subgroup_id = up.id
         ) SELECT EXISTS (SELECT 1 FROM up WHERE up.id = c.can_send_message_group_id)) AS __may_send
-    FROM channels c WHERE c.realm_id = ${realmId} AND ${where}`.execute(app.db);
+    FROM channels c WHERE c.realm_id = ${realmId} AND ${where}`;
+  // A named statement (store/db.ts): parsed and planned once per connection; two texts (by id, by name).
+  if (!namedChannelReads[byId ? 1 : 0]) {
+    preparedOnPostgres(statement.compile(app.db).sql);
+    namedChannelReads[byId ? 1 : 0] = true;
+  }
+  const r = await statement.execute(app.db);
   const row = r.rows[0];
   if (!row) return { channel: undefined, firstId: undefined, subs: [], senderHoldsSendGroup: undefined };
   const { __first_id, __subs, __may_send, ...channel } = row;
@@ -270,6 +277,8 @@ async function channelForSendPg(app: AppCtx, realmId: number, to: string | numbe
     senderHoldsSendGroup: __may_send === true,
   };
 }
+
+const namedChannelReads = [false, false];
 
 /** The Kysely query of addressChannel in SQLite text: active subscribers of a channel (?2), each with whether it muted the sender (?1). */
 const SUBSCRIBERS_SQLITE = `SELECT s.user_id, s.is_muted, mu.user_id AS muter FROM subscriptions s
