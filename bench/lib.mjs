@@ -185,3 +185,17 @@ export async function loadWithCpu(pid, opts) {
   const after = cpuMicros(pid);
   return { ...r, cpu_us: before === undefined || after === undefined || !r.total ? undefined : (after - before) / r.total };
 }
+
+/** Waits until `url` answers 200 (a server under valgrind can take minutes to start), at most 10 minutes. */
+export async function waitFor(url, headers = {}) {
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    if (Date.now() > deadline) throw new Error(`${url} did not answer`);
+    try {
+      if ((await fetch(url, { headers })).status === 200) return;
+    } catch {
+      /* not yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { PARLEY_MAIN, ROOT, freePort, table } from './lib.mjs';
+import { PARLEY_MAIN, ROOT, waitFor, freePort, table } from './lib.mjs';
 
 const WARM = Number(process.env.CG_WARM ?? 2000);
 const N = Number(process.env.CG_REQUESTS ?? 2000);
@@ -34,18 +34,6 @@ function instructions(pid) {
   return threads.reduce((a, b) => a + b, 0);
 }
 
-async function waitFor(url, headers = {}) {
-  const deadline = Date.now() + 600_000;
-  for (;;) {
-    if (Date.now() > deadline) throw new Error(`${url} did not answer`);
-    try {
-      if ((await fetch(url, { headers })).status === 200) return;
-    } catch {
-      /* not yet */
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 const send = (url, headers, amount) =>
   new Promise((resolve, reject) => autocannon({ url, headers, connections: 4, amount, timeout: 120 }, (err, r) => (err ? reject(err) : resolve(r))));

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { PARLEY_MAIN, ROOT, cpuMicros, freePort, median, table } from './lib.mjs';
+import { PARLEY_MAIN, ROOT, waitFor, cpuMicros, freePort, median, table } from './lib.mjs';
 import { bulkInsertChannelMessages, createChannel, ownerId } from './messages-lib.mjs';
 
 const SIZE = Number(process.env.P2_SIZE ?? 1_000_000);
@@ -49,18 +49,6 @@ function start(main, dataDir, port) {
   return child;
 }
 
-async function waitFor(url, headers = {}) {
-  const deadline = Date.now() + 600_000;
-  for (;;) {
-    if (Date.now() > deadline) throw new Error(`${url} did not answer`);
-    try {
-      if ((await fetch(url, { headers })).status === 200) return;
-    } catch {
-      /* not yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function authOf(dataDir) {
   const rc = fs.readFileSync(path.join(dataDir, 'zuliprc'), 'utf8');
