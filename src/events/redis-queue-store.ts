@@ -53,25 +53,39 @@ for k = 0, nq - 1 do
   local id = ARGV[5 + k * 2]
   local refs = ARGV[6 + k * 2]
   local qk, ek = P .. 'q:' .. id, P .. 'e:' .. id
-  local meta = redis.call('HMGET', qk, 'n', 'u', 'r', 'd', 'o')
+  -- The backlog's length is n - 1 - p (ids are consecutive): no LLEN; the descriptor (d) is read only
+  -- for a queue being dropped (reading it for every queue copied it into Lua: most of a fan-out's time).
+  local meta = redis.call('HMGET', qk, 'n', 'p', 'o')
   if meta[1] then
-    local list = {}
-    for ref in string.gmatch(refs, '[^,]+') do list[#list + 1] = tonumber(ref) end
-    if redis.call('LLEN', ek) + #list > max then
+    local list
+    if string.find(refs, ',', 1, true) then
+      list = {}
+      for ref in string.gmatch(refs, '[^,]+') do list[#list + 1] = tonumber(ref) end
+    else
+      list = {tonumber(refs)}
+    end
+    local n = tonumber(meta[1])
+    local len
+    if meta[2] then len = n - 1 - tonumber(meta[2]) else len = redis.call('LLEN', ek) end
+    if len + #list > max then
+      local more = redis.call('HMGET', qk, 'u', 'r', 'd')
       redis.call('DEL', qk, ek)
-      redis.call('SREM', P .. 'u:' .. meta[2], id)
-      redis.call('SREM', P .. 'w:' .. meta[3], id)
+      redis.call('SREM', P .. 'u:' .. more[1], id)
+      redis.call('SREM', P .. 'w:' .. more[2], id)
       redis.call('ZREM', P .. 'exp', id)
       dropped[#dropped + 1] = id
-      droppedDescs[#droppedDescs + 1] = meta[4]
+      droppedDescs[#droppedDescs + 1] = more[3]
     else
-      local n = tonumber(meta[1])
-      local items = {}
-      for j = 1, #list do items[j] = (n + j - 1) .. payloads[list[j]] end
-      redis.call('RPUSH', ek, unpack(items))
+      if #list == 1 then
+        redis.call('RPUSH', ek, n .. payloads[list[1]])
+      else
+        local items = {}
+        for j = 1, #list do items[j] = (n + j - 1) .. payloads[list[j]] end
+        redis.call('RPUSH', ek, unpack(items))
+      end
       redis.call('HSET', qk, 'n', n + #list)
       grown[#grown + 1] = id
-      local o = meta[5]
+      local o = meta[3]
       if o ~= me then elsewhere[#elsewhere + 1] = id end
       if o then
         local part = parts[o]

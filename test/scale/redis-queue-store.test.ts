@@ -257,6 +257,30 @@ describe('Redis queue store across two processes', () => {
     expect((await second).eventsJson).toBe('[{"type":"heartbeat","id":0}]');
   });
 
+  it('drops a queue past its backlog cap, counting only the entries still held (acknowledged ones are gone)', async () => {
+    // The append script takes the backlog's length from the ids (next id - 1 - newest pruned id).
+    const a = new RedisQueueStore(connect(), connect(), prefix, 3);
+    await a.ready();
+    const [q, other] = [qid('cap'), qid('cap-other')];
+    await a.create(desc(q, 5), 0);
+    await a.create(desc(other, 5), 0);
+    const ev = (n: number): ParleyEvent => ({ type: 'x', n });
+    expect(await a.append(new Map([[q, [ev(0), ev(1), ev(2)]]]))).toEqual({ grown: [q], dropped: [] });
+    expect(await a.acknowledge(q, 1)).toBe('ok');
+    // One held (id 2) + two appended = 3: at the cap, kept.
+    expect(await a.append(new Map([[q, [ev(3), ev(4)]]]))).toEqual({ grown: [q], dropped: [] });
+    expect(await a.pendingJson(q)).toBe('[{"type":"x","n":2,"id":2},{"type":"x","n":3,"id":3},{"type":"x","n":4,"id":4}]');
+    // One more: past the cap, the queue is dropped (its descriptor returned), the other queue of the same append grows.
+    const r = await a.append(new Map([[q, [ev(5)]], [other, [ev(5)]]]));
+    expect(r).toEqual({ grown: [other], dropped: [desc(q, 5)] });
+    expect(await a.get(q)).toBeUndefined();
+    expect(await a.pendingJson(other)).toBe('[{"type":"x","n":5,"id":0}]');
+    // Gone from the user's set and the expiry index too.
+    const r0 = connect();
+    expect(await r0.smembers(prefix + 'u:5')).toEqual([other]);
+    expect(await r0.zscore(prefix + 'exp', q)).toBeNull();
+  });
+
   it('a process that disappears with a parked poll leaves no event undelivered: the next poll on another process reads them', async () => {
     const a = await process2();
     const b = await process2();

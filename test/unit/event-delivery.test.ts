@@ -99,3 +99,36 @@ describe('per-queue acceptance and shaping', () => {
     expect((shape(hidden, queue({ clientGravatar: true }))[0] as any).person.avatar_url).toBe(url);
   });
 });
+
+describe('message events in a fan-out', () => {
+  it('queues of the same variant whose users have the same flags share one event object; the sender\'s own queue and other flags do not', async () => {
+    await import('../../src/domain/actions/message-events.js');
+    const message = { id: 7, type: 'stream', subject: 'lunch', content: '<p>hi</p>', avatar_url: null };
+    const event = {
+      type: 'message',
+      message,
+      __raw_content: 'hi',
+      __flags: { '1': [], '2': [], '3': ['read'], '4': ['mentioned'], '5': ['read'] },
+      __local_id: '1.5',
+      __sender_queue_id: 'sender-q',
+      __sender_id: 3,
+    };
+    const memo = new Map<string, unknown>();
+    const clean = stripHints(event as never);
+    const one = (userId: number, over: Partial<QueueDescriptor> = {}) =>
+      shapeFor({ event: event as never, clean, queue: queue({ id: `q${userId}`, userId, applyMarkdown: true, ...over }), userId, memo })[0]!;
+    const [a, b, c, d, e] = [one(1), one(2), one(4), one(5), one(3, { id: 'sender-q' })];
+    expect(a).toEqual({ type: 'message', message, flags: [] });
+    expect(b).toBe(a);
+    expect(c).toEqual({ type: 'message', message, flags: ['mentioned'] });
+    expect(c).not.toBe(a);
+    expect(d).toEqual({ type: 'message', message, flags: ['read'] });
+    // The sender's own queue gets its local id on an object of its own.
+    expect(e).toEqual({ type: 'message', message, flags: ['read'], local_message_id: '1.5' });
+    expect(one(5)).toBe(d);
+    // Another variant (raw Markdown) is another object, shared among its own queues.
+    const raw = one(1, { id: 'r1', applyMarkdown: false });
+    expect(raw).toEqual({ type: 'message', message: { ...message, content: 'hi', content_type: 'text/x-markdown' }, flags: [] });
+    expect(one(2, { id: 'r2', applyMarkdown: false })).toBe(raw);
+  });
+});

@@ -64,14 +64,25 @@ registerShaper('message', ({ event, clean, queue, userId, memo }) => {
     message = m;
     memo.set(key, message);
   }
+  const raw = asRecord(event.__flags)[String(userId)];
+  const flags = Array.isArray(raw) ? (raw as string[]) : [];
+  const ownLocal = event.__local_id !== undefined && event.__sender_queue_id === queue.id && event.__sender_id === userId;
   // Restricted guests who cannot access the sender see Zulip's placeholder (domain/access/user-access-delivery.ts).
-  if (event.__unknown_sender) message = { ...message, ...asRecord(event.__unknown_sender) };
-  const flags = asRecord(event.__flags)[String(userId)];
-  const out: Record<string, unknown> = { type: 'message', message, flags: Array.isArray(flags) ? flags : [] };
-  if (event.__local_id !== undefined && event.__sender_queue_id === queue.id && event.__sender_id === userId) {
-    out.local_message_id = event.__local_id;
+  if (event.__unknown_sender || ownLocal) {
+    if (event.__unknown_sender) message = { ...message, ...asRecord(event.__unknown_sender) };
+    const out: Record<string, unknown> = { type: 'message', message, flags };
+    if (ownLocal) out.local_message_id = event.__local_id;
+    return out as ParleyEvent;
   }
-  return out as ParleyEvent;
+  // Queues of the same variant whose user has the same flags share one event object (events are immutable
+  // once queued): it is serialized once per fan-out, and a Redis append carries it once (P4, P11).
+  const sharedKey = key + '|' + flags.join(',');
+  let shared = memo.get(sharedKey) as ParleyEvent | undefined;
+  if (!shared) {
+    shared = { type: 'message', message, flags } as ParleyEvent;
+    memo.set(sharedKey, shared);
+  }
+  return shared;
 });
 
 registerShaper('update_message', ({ event, clean, queue, userId }) => {
