@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, expectError, expectSuccess, startTestServer, type TestServer } from '../support/server.js';
+import { routes } from '../../src/http/routes.js';
+import { shapeCovers } from '../../src/http/server.js';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -114,6 +116,48 @@ describe('request conventions', () => {
     const res = await t.request('PUT', '/users');
     expect(res.status).toBe(405);
     expect(res.body).toEqual({ result: 'error', msg: 'Method Not Allowed', allowed_methods: ['GET', 'POST'] });
+  });
+
+  it('every path answers each method it lacks with 405 and its own methods, on /api/v1 and /json, whatever route a more general path has', async () => {
+    const shapes = new Map<string, { sample: string; methods: Set<string> }>();
+    for (const ep of routes) {
+      const shape = ep.path.replace(/:[A-Za-z_]+/g, ':');
+      if (!shapes.has(shape)) shapes.set(shape, { sample: ep.path, methods: new Set() });
+      shapes.get(shape)!.methods.add(ep.method);
+    }
+    const fill = (p: string): string => p.replace(/:[A-Za-z_]+|\*/g, (m) => (m === '*' ? 'zzz' : m === ':domain' ? 'example.com' : '1'));
+    let checked = 0;
+    for (const { sample, methods } of shapes.values()) {
+      const allowed = [...methods].sort();
+      for (const method of ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const) {
+        if (methods.has(method)) continue;
+        for (const prefix of ['/api/v1', '/json']) {
+          const res = await t.app.http.inject({ method, url: prefix + fill(sample) });
+          const what = `${method} ${prefix}${sample}`;
+          expect({ status: res.statusCode, body: res.json(), allow: res.headers.allow }, what).toEqual({
+            status: 405,
+            body: { result: 'error', msg: 'Method Not Allowed', allowed_methods: allowed },
+            allow: allowed.join(', '),
+          });
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(300);
+    // A static path that lacks the method but sits under a parameter path that has it.
+    expect((await t.app.http.inject({ method: 'GET', url: '/api/v1/users/me/presence' })).json().allowed_methods).toEqual(['POST']);
+    // Unknown paths and methods stay 404.
+    expect((await t.app.http.inject({ method: 'PUT', url: '/api/v1/no/such/path' })).statusCode).toBe(404);
+    expect((await t.app.http.inject({ method: 'OPTIONS', url: '/api/v1/users' })).statusCode).toBe(404);
+  });
+
+  it('which path shapes cover which (the 405s that need a route of their own)', () => {
+    expect(shapeCovers('/users/:/presence', '/users/me/presence')).toBe(true);
+    expect(shapeCovers('/users/me/presence', '/users/:/presence')).toBe(false);
+    expect(shapeCovers('/users/:', '/users/me/presence')).toBe(false);
+    expect(shapeCovers('/realm/emoji/*', '/realm/emoji/:/x')).toBe(true);
+    expect(shapeCovers('/realm/emoji/:', '/realm/emoji/*')).toBe(true);
+    expect(shapeCovers('/users/:', '/users')).toBe(false);
   });
 
   it('a non-numeric id where Zulip\'s URL wants digits is an unknown route', async () => {
