@@ -67,6 +67,66 @@ describe('idle collector', () => {
     expect(c.collections).toBe(3);
   });
 
+  it('once the loop has been quiet settleTicks intervals in a row after a busy period, one more collection if the young generation is above its smallest', () => {
+    const s = { ...scripted(10), young: 1, lowRate: false };
+    // Only a full collection that finds the allocation rate low gives the young generation back (V8).
+    const source = { utilization: () => s.busy, heapUsed: () => s.heap, youngSize: () => s.young, collect: () => { s.collected++; s.heap = 10; if (s.lowRate) s.young = 1; } };
+    const c = new IdleCollector(source, { ...OPTS, settleTicks: 3 });
+    // A burst: busy, the young generation grows, the heap too.
+    s.busy = 0.9;
+    s.young = 32;
+    s.heap = 500;
+    expect(c.tick()).toBe(false);
+    s.busy = 0.01;
+    expect(c.tick()).toBe(true); // the growth collection at the first quiet interval
+    expect(s.collected).toBe(1);
+    expect(c.tick()).toBe(false);
+    expect(c.tick()).toBe(false);
+    s.busy = 0.5; // busy again: the quiet count starts over
+    expect(c.tick()).toBe(false);
+    s.busy = 0.01;
+    expect(c.tick()).toBe(false);
+    expect(c.tick()).toBe(false);
+    expect(s.collected).toBe(1);
+    s.lowRate = true;
+    expect(c.tick()).toBe(true); // three quiet intervals in a row: the settling collection
+    expect(s.collected).toBe(2);
+    expect(s.young).toBe(1);
+    for (let i = 0; i < 10; i++) expect(c.tick()).toBe(false); // once per busy period
+    // A busy period that grew the young generation but not the heap past the threshold: settled too.
+    s.busy = 0.3;
+    s.young = 16;
+    expect(c.tick()).toBe(false);
+    s.busy = 0;
+    expect([c.tick(), c.tick(), c.tick()]).toEqual([false, false, true]);
+    expect(s.collected).toBe(3);
+    // A busy period that left the young generation at its smallest: nothing to give back, no collection.
+    s.busy = 0.3;
+    expect(c.tick()).toBe(false);
+    s.busy = 0;
+    for (let i = 0; i < 10; i++) expect(c.tick()).toBe(false);
+    expect(c.collections).toBe(3);
+  });
+
+  it('a settling collection V8 does not follow with a smaller young generation is not repeated while idle; settleTicks 0 never settles', () => {
+    const s = { ...scripted(10), young: 1 };
+    const source = { utilization: () => s.busy, heapUsed: () => s.heap, youngSize: () => s.young, collect: () => void s.collected++ };
+    const c = new IdleCollector(source, { ...OPTS, settleTicks: 2 });
+    s.busy = 0.9;
+    s.young = 32;
+    expect(c.tick()).toBe(false);
+    s.busy = 0;
+    expect([c.tick(), c.tick()]).toEqual([false, true]);
+    for (let i = 0; i < 10; i++) expect(c.tick()).toBe(false);
+    expect(s.collected).toBe(1);
+    const c2 = new IdleCollector(source, { ...OPTS, settleTicks: 0 });
+    s.busy = 0.9;
+    expect(c2.tick()).toBe(false);
+    s.busy = 0;
+    for (let i = 0; i < 10; i++) expect(c2.tick()).toBe(false);
+    expect(s.collected).toBe(1);
+  });
+
   it('runs V8 full collections in a process started without --expose-gc', () => {
     const { collector, stop } = startIdleGc({ intervalMs: 60_000, growthBytes: 0, idleUtilization: 1 });
     try {
