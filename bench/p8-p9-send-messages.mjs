@@ -18,7 +18,8 @@ const CONTENT = 'Load test: **bold**, *italic*, `code`, a list:\n* one\n* two\n\
 async function runFor(kind) {
   const pgdb = kind === 'postgres' ? await freshPgDatabase() : null;
   const env = { PARLEY_PASSWORD_HASH_COST: 'fast', PARLEY_RATE_LIMIT_PER_USER: '0', PARLEY_RATE_LIMIT_PER_IP: '0', ...(pgdb ? { PARLEY_DATABASE_URL: pgdb.url } : {}) };
-  // BENCH_SERVER_NODE_OPTIONS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"): profile the server under this load.
+  // BENCH_SERVER_NODE_OPTIONS (e.g. "--import /tmp/hook.mjs"): NODE_OPTIONS of the server. Flags node refuses
+  // there (--cpu-prof) go in BENCH_SERVER_NODE_ARGS (bench/lib.mjs startParley).
   if (process.env.BENCH_SERVER_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_SERVER_NODE_OPTIONS;
   const server = await startParley(env);
   let draining = true;

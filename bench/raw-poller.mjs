@@ -8,7 +8,8 @@ import net from 'node:net';
 
 /**
  * Opens `n` connections to host:port and runs `next(i)` -> request bytes
- * for connection i, again after every answer, until stop() is called.
+ * for connection i, again after every answer, until stop() is called (a null
+ * from next(i) leaves the connection idle until repoll(i)).
  * onAnswer(i, body) sees each answer's body (a string). Resolves to a
  * controller with answers() (count so far) and stop().
  */
@@ -41,8 +42,11 @@ export async function runPollers(port, n, next, onAnswer) {
         buf = buf.slice(end);
         answers++;
         onAnswer?.(i, body);
-        if (running) sock.write(next(i));
-        else {
+        if (running) {
+          // next(i) may return null: the connection waits until repoll(i).
+          const again = next(i);
+          if (again !== null) sock.write(again);
+        } else {
           sock.end();
           finished();
         }
@@ -56,6 +60,8 @@ export async function runPollers(port, n, next, onAnswer) {
   for (let i = 0; i < n; i++) conns[i].write(next(i));
   return {
     answers: () => answers,
+    /** Sends connection i's next request (after next(i) returned null for it). */
+    repoll: (i) => conns[i].write(next(i)),
     /** Stops re-polling; resolves once every connection got its last answer (release parked polls first). */
     stop: () => {
       running = false;
