@@ -751,19 +751,26 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
       });
     }
   }
-  let wrongMethod: FindMyWay.Instance<FindMyWay.HTTPVersion.V1> | undefined;
-  const allowedMethods = (req: FastifyRequest): readonly Method[] | undefined => {
-    if (!wrongMethod) {
-      wrongMethod = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 500 });
+  // The same table answers OPTIONS as Zulip's rest_dispatch does (before authentication): 204 and
+  // an Allow header listing the path's methods, sorted, with HEAD wherever GET is.
+  type MethodInfo = { readonly allowed: readonly Method[] } | { readonly allow: string };
+  let methodTable: FindMyWay.Instance<FindMyWay.HTTPVersion.V1> | undefined;
+  const methodInfo = (req: FastifyRequest): MethodInfo | undefined => {
+    if (!methodTable) {
+      methodTable = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 500 });
       for (const [shape, methods] of byPath) {
         const missing = ALL_METHODS.filter((m) => !methods.has(m));
-        if (missing.length === 0) continue;
         const allowed = [...methods].sort();
-        for (const prefix of [API_PREFIX, JSON_PREFIX]) wrongMethod.on(missing, prefix + samplePath.get(shape)!, () => undefined, allowed);
+        const allow = [...allowed, ...(methods.has('GET') ? ['HEAD'] : [])].sort().join(', ');
+        for (const prefix of [API_PREFIX, JSON_PREFIX]) {
+          const url = prefix + samplePath.get(shape)!;
+          if (missing.length > 0) methodTable.on(missing, url, () => undefined, { allowed });
+          methodTable.on('OPTIONS', url, () => undefined, { allow });
+        }
       }
     }
-    if (!(ALL_METHODS as readonly string[]).includes(req.method)) return undefined;
-    return wrongMethod.find(req.method as Method, req.url)?.store as readonly Method[] | undefined;
+    if (req.method !== 'OPTIONS' && !(ALL_METHODS as readonly string[]).includes(req.method)) return undefined;
+    return methodTable.find(req.method as Method, req.url)?.store as MethodInfo | undefined;
   };
 
   // Uploaded avatars (issue 11), outside /api/v1 as in Zulip.
@@ -776,10 +783,11 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
   registerClientCompat(fastify, app);
 
   fastify.setNotFoundHandler(async (req, reply) => {
-    const allowed = allowedMethods(req);
-    if (allowed === undefined) return sendError(reply, notFound());
-    reply.header('allow', allowed.join(', '));
-    return sendJson(reply, 405, { result: 'error', msg: 'Method Not Allowed', allowed_methods: allowed });
+    const info = methodInfo(req);
+    if (info === undefined) return sendError(reply, notFound());
+    if ('allow' in info) return reply.code(204).header('allow', info.allow).send();
+    reply.header('allow', info.allowed.join(', '));
+    return sendJson(reply, 405, { result: 'error', msg: 'Method Not Allowed', allowed_methods: info.allowed });
   });
 
   fastify.setErrorHandler(async (err: unknown, req, reply) => {

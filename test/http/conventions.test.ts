@@ -118,7 +118,7 @@ describe('request conventions', () => {
     expect(res.body).toEqual({ result: 'error', msg: 'Method Not Allowed', allowed_methods: ['GET', 'POST'] });
   });
 
-  it('every path answers each method it lacks with 405 and its own methods, on /api/v1 and /json, whatever route a more general path has', async () => {
+  it('every path answers each method it lacks with 405 and its own methods, and OPTIONS with 204 and Allow, on /api/v1 and /json, whatever route a more general path has', async () => {
     const shapes = new Map<string, { sample: string; methods: Set<string> }>();
     for (const ep of routes) {
       const shape = ep.path.replace(/:[A-Za-z_]+/g, ':');
@@ -144,11 +144,21 @@ describe('request conventions', () => {
       }
     }
     expect(checked).toBeGreaterThan(300);
+    // OPTIONS, as Zulip's rest_dispatch answers it before authentication: 204, the methods in Allow, sorted, HEAD with GET.
+    for (const { sample, methods } of shapes.values()) {
+      const allow = [...methods, ...(methods.has('GET') ? ['HEAD'] : [])].sort().join(', ');
+      for (const prefix of ['/api/v1', '/json']) {
+        const res = await t.app.http.inject({ method: 'OPTIONS', url: prefix + fill(sample) });
+        expect({ status: res.statusCode, allow: res.headers.allow, body: res.body }, `OPTIONS ${prefix}${sample}`).toEqual({ status: 204, allow, body: '' });
+      }
+    }
     // A static path that lacks the method but sits under a parameter path that has it.
     expect((await t.app.http.inject({ method: 'GET', url: '/api/v1/users/me/presence' })).json().allowed_methods).toEqual(['POST']);
     // Unknown paths and methods stay 404.
     expect((await t.app.http.inject({ method: 'PUT', url: '/api/v1/no/such/path' })).statusCode).toBe(404);
-    expect((await t.app.http.inject({ method: 'OPTIONS', url: '/api/v1/users' })).statusCode).toBe(404);
+    expect((await t.app.http.inject({ method: 'OPTIONS', url: '/api/v1/no/such/path' })).statusCode).toBe(404);
+    expect((await t.app.http.inject({ method: 'OPTIONS', url: '/api/v1/users' })).headers.allow).toBe('GET, HEAD, POST');
+    expect((await t.app.http.inject({ method: 'OPTIONS', url: '/api/v1/users/me/presence' })).headers.allow).toBe('POST');
   });
 
   it('which path shapes cover which (the 405s that need a route of their own)', () => {
