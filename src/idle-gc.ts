@@ -26,6 +26,8 @@ export interface IdleGcSource {
   collect(): void;
   /** Bytes the young generation holds (grown by bursts, given back only by a full collection at a low allocation rate). */
   youngSize?(): number;
+  /** A monotonic clock, ms (for opts.settleShare). */
+  now?(): number;
 }
 
 /**
@@ -35,7 +37,7 @@ export interface IdleGcSource {
  * server idles; two collections back to back give those pages back (measured: one
  * alone frees the objects but not yet the pages; performance.md P7).
  */
-export const IDLE_GC_DEFAULTS: IdleGcOptions = { intervalMs: 500, growthBytes: 8 * 2 ** 20, idleUtilization: 0.05, afterStart: 2, settleTicks: 12 };
+export const IDLE_GC_DEFAULTS: IdleGcOptions = { intervalMs: 500, growthBytes: 8 * 2 ** 20, idleUtilization: 0.05, afterStart: 2, settleTicks: 12, settleShare: 0.01 };
 
 export interface IdleGcOptions {
   readonly intervalMs: number;
@@ -52,6 +54,13 @@ export interface IdleGcOptions {
    * client that was no client's. 0: never.
    */
   readonly settleTicks?: number;
+  /**
+   * The largest share of the time settling collections may take: after one that paused the
+   * server d ms, the next waits at least d / settleShare ms (a full collection pauses in
+   * proportion to the heap, so a large server busy in bursts a few seconds apart does not pause
+   * after every burst). Needs the source's clock. Default: no spacing.
+   */
+  readonly settleShare?: number;
 }
 
 export class IdleCollector {
@@ -63,6 +72,8 @@ export class IdleCollector {
   private quiet = 0;
   /** Whether the loop was busy (or a growth collection ran) since the last settling collection. */
   private armed = false;
+  /** When the next settling collection may run (opts.settleShare), in the source's clock. */
+  private settleAfter = -Infinity;
   /** The smallest young generation seen. */
   private youngMin: number;
   collections = 0;
@@ -96,11 +107,19 @@ export class IdleCollector {
     }
     const settleTicks = this.opts.settleTicks ?? 0;
     if (!this.armed || settleTicks === 0 || this.quiet < settleTicks || !this.source.youngSize) return false;
+    const share = this.opts.settleShare;
+    const clock = share !== undefined && this.source.now !== undefined;
+    if (clock && this.source.now!() < this.settleAfter) return false;
     this.armed = false;
     const young = this.source.youngSize();
     if (young < this.youngMin) this.youngMin = young;
     if (young <= this.youngMin) return false;
+    const started = clock ? this.source.now!() : 0;
     this.collectTimes(1);
+    if (clock) {
+      const ended = this.source.now!();
+      this.settleAfter = ended + (ended - started) / share!;
+    }
     const after = this.source.youngSize();
     if (after < this.youngMin) this.youngMin = after;
     return true;
@@ -144,6 +163,7 @@ export function startIdleGc(opts = IDLE_GC_DEFAULTS): { collector: IdleCollector
       heapUsed: () => v8.getHeapStatistics().used_heap_size,
       collect,
       youngSize: () => v8.getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')?.space_size ?? 0,
+      now: () => performance.now(),
     },
     opts,
   );

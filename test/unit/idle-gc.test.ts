@@ -127,6 +127,30 @@ describe('idle collector', () => {
     expect(s.collected).toBe(1);
   });
 
+  it('settling collections take at most settleShare of the time: after one that paused d ms, none for d / settleShare ms', () => {
+    const s = { ...scripted(10), young: 1, clock: 0 };
+    // Each full collection takes 50 ms of the (fake) clock and gives the young generation back.
+    const source = { utilization: () => s.busy, heapUsed: () => s.heap, youngSize: () => s.young, now: () => s.clock, collect: () => { s.collected++; s.young = 1; s.clock += 50; } };
+    const c = new IdleCollector(source, { ...OPTS, settleTicks: 2, settleShare: 0.01 });
+    const tick = () => {
+      s.clock += 500;
+      return c.tick();
+    };
+    const burst = () => {
+      s.busy = 0.9;
+      s.young = 32;
+      expect(tick()).toBe(false);
+      s.busy = 0;
+    };
+    burst();
+    expect([tick(), tick()]).toEqual([false, true]); // the first settles at once (50 ms: none for the next 5 s)
+    burst();
+    expect(Array.from({ length: 8 }, tick)).toEqual(Array(8).fill(false)); // quiet, but within 5 s of the first
+    expect(s.collected).toBe(1);
+    expect(tick()).toBe(true); // 5 s after the first ended
+    expect(s.collected).toBe(2);
+  });
+
   it('runs V8 full collections in a process started without --expose-gc', () => {
     const { collector, stop } = startIdleGc({ intervalMs: 60_000, growthBytes: 0, idleUtilization: 1 });
     try {
