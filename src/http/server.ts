@@ -277,19 +277,23 @@ function mount(fastify: FastifyInstance, app: AppCtx, ep: AnyEndpoint, authMemo:
 }
 
 /**
- * Whether every path of shape `specific` also matches shape `general` (path shapes with ':' for a
- * parameter; '*' matches the rest). Errs toward yes: it only decides which 405s need a route of their own.
+ * Whether every path of shape `specific` also matches shape `general`, both split at '/' (':' for
+ * a parameter; '*' matches the rest). Errs toward yes: it only decides which 405s need a route of their own.
  */
-export function shapeCovers(general: string, specific: string): boolean {
-  const g = general.split('/');
-  const s = specific.split('/');
-  for (let i = 0; i < g.length; i++) {
-    if (g[i] === '*') return true;
-    if (i >= s.length) return false;
-    if (g[i] === ':' || s[i] === '*') continue;
-    if (g[i] !== s[i] || s[i] === ':') return false;
+export function shapeCovers(general: readonly string[], specific: readonly string[]): boolean {
+  for (let i = 0; i < general.length; i++) {
+    if (general[i] === '*') return true;
+    if (i >= specific.length) return false;
+    if (general[i] === ':' || specific[i] === '*') continue;
+    if (general[i] !== specific[i] || specific[i] === ':') return false;
   }
-  return g.length === s.length;
+  return general.length === specific.length;
+}
+
+/** Zulip's answer to a wrong method on a known path (its body has no code). */
+function methodNotAllowed(reply: FastifyReply, allowed: readonly Method[]): FastifyReply {
+  reply.header('allow', allowed.join(', '));
+  return sendJson(reply, 405, { result: 'error', msg: 'Method Not Allowed', allowed_methods: allowed });
 }
 
 /** Sends a handler's result: the success body, or nothing when the handler answered itself (raw). */
@@ -733,22 +737,21 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
   // more routes registered at start (40 ms of a 590 ms cold start, P10). Built at the first miss.
   const samplePath = new Map(routes.map((ep) => [ep.path.replace(/:[A-Za-z_]+/g, ':'), ep.path]));
   const ALL_METHODS: readonly Method[] = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'];
+  const shapes = [...byPath].map(([shape, methods]) => ({
+    path: samplePath.get(shape)!,
+    segments: shape.split('/'),
+    methods,
+    allowed: [...methods].sort(),
+    missing: ALL_METHODS.filter((m) => !methods.has(m)),
+  }));
   // Except where a more general shape has the method (GET /users/me/presence would otherwise reach
   // GET /users/:user_id_or_email/presence): those few 405s are routes of their own, as the router
   // prefers the static shape only when it has the method.
-  for (const [shape, methods] of byPath) {
-    const shadowed = ALL_METHODS.filter((m) => !methods.has(m) && [...byPath].some(([other, has]) => other !== shape && has.has(m) && shapeCovers(other, shape)));
+  for (const shape of shapes) {
+    const shadowed = shape.missing.filter((m) => shapes.some((other) => other !== shape && other.methods.has(m) && shapeCovers(other.segments, shape.segments)));
     if (shadowed.length === 0) continue;
-    const allowed = [...methods].sort();
     for (const prefix of [API_PREFIX, JSON_PREFIX]) {
-      fastify.route({
-        method: shadowed,
-        url: prefix + samplePath.get(shape)!,
-        handler: async (_req, reply) => {
-          reply.header('allow', allowed.join(', '));
-          return sendJson(reply, 405, { result: 'error', msg: 'Method Not Allowed', allowed_methods: allowed });
-        },
-      });
+      fastify.route({ method: shadowed, url: prefix + shape.path, handler: async (_req, reply) => methodNotAllowed(reply, shape.allowed) });
     }
   }
   // The same table answers OPTIONS as Zulip's rest_dispatch does (before authentication): 204 and
@@ -758,14 +761,11 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
   const methodInfo = (req: FastifyRequest): MethodInfo | undefined => {
     if (!methodTable) {
       methodTable = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 500 });
-      for (const [shape, methods] of byPath) {
-        const missing = ALL_METHODS.filter((m) => !methods.has(m));
-        const allowed = [...methods].sort();
+      for (const { path, methods, allowed, missing } of shapes) {
         const allow = [...allowed, ...(methods.has('GET') ? ['HEAD'] : [])].sort().join(', ');
         for (const prefix of [API_PREFIX, JSON_PREFIX]) {
-          const url = prefix + samplePath.get(shape)!;
-          if (missing.length > 0) methodTable.on(missing, url, () => undefined, { allowed });
-          methodTable.on('OPTIONS', url, () => undefined, { allow });
+          if (missing.length > 0) methodTable.on(missing, prefix + path, () => undefined, { allowed });
+          methodTable.on('OPTIONS', prefix + path, () => undefined, { allow });
         }
       }
     }
@@ -786,8 +786,7 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
     const info = methodInfo(req);
     if (info === undefined) return sendError(reply, notFound());
     if ('allow' in info) return reply.code(204).header('allow', info.allow).send();
-    reply.header('allow', info.allowed.join(', '));
-    return sendJson(reply, 405, { result: 'error', msg: 'Method Not Allowed', allowed_methods: info.allowed });
+    return methodNotAllowed(reply, info.allowed);
   });
 
   fastify.setErrorHandler(async (err: unknown, req, reply) => {

@@ -162,12 +162,13 @@ describe('request conventions', () => {
   });
 
   it('which path shapes cover which (the 405s that need a route of their own)', () => {
-    expect(shapeCovers('/users/:/presence', '/users/me/presence')).toBe(true);
-    expect(shapeCovers('/users/me/presence', '/users/:/presence')).toBe(false);
-    expect(shapeCovers('/users/:', '/users/me/presence')).toBe(false);
-    expect(shapeCovers('/realm/emoji/*', '/realm/emoji/:/x')).toBe(true);
-    expect(shapeCovers('/realm/emoji/:', '/realm/emoji/*')).toBe(true);
-    expect(shapeCovers('/users/:', '/users')).toBe(false);
+    const covers = (general: string, specific: string) => shapeCovers(general.split('/'), specific.split('/'));
+    expect(covers('/users/:/presence', '/users/me/presence')).toBe(true);
+    expect(covers('/users/me/presence', '/users/:/presence')).toBe(false);
+    expect(covers('/users/:', '/users/me/presence')).toBe(false);
+    expect(covers('/realm/emoji/*', '/realm/emoji/:/x')).toBe(true);
+    expect(covers('/realm/emoji/:', '/realm/emoji/*')).toBe(true);
+    expect(covers('/users/:', '/users')).toBe(false);
   });
 
   it('a non-numeric id where Zulip\'s URL wants digits is an unknown route', async () => {
