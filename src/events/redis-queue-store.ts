@@ -57,17 +57,10 @@ for k = 0, nq - 1 do
   -- for a queue being dropped (reading it for every queue copied it into Lua: most of a fan-out's time).
   local meta = redis.call('HMGET', qk, 'n', 'p', 'o')
   if meta[1] then
-    local list
-    if string.find(refs, ',', 1, true) then
-      list = {}
-      for ref in string.gmatch(refs, '[^,]+') do list[#list + 1] = tonumber(ref) end
-    else
-      list = {tonumber(refs)}
-    end
+    local list = {}
+    for ref in string.gmatch(refs, '[^,]+') do list[#list + 1] = tonumber(ref) end
     local n = tonumber(meta[1])
-    local len
-    if meta[2] then len = n - 1 - tonumber(meta[2]) else len = redis.call('LLEN', ek) end
-    if len + #list > max then
+    if n - 1 - tonumber(meta[2]) + #list > max then
       local more = redis.call('HMGET', qk, 'u', 'r', 'd')
       redis.call('DEL', qk, ek)
       redis.call('SREM', P .. 'u:' .. more[1], id)
@@ -76,13 +69,9 @@ for k = 0, nq - 1 do
       dropped[#dropped + 1] = id
       droppedDescs[#droppedDescs + 1] = more[3]
     else
-      if #list == 1 then
-        redis.call('RPUSH', ek, n .. payloads[list[1]])
-      else
-        local items = {}
-        for j = 1, #list do items[j] = (n + j - 1) .. payloads[list[j]] end
-        redis.call('RPUSH', ek, unpack(items))
-      end
+      local items = {}
+      for j = 1, #list do items[j] = (n + j - 1) .. payloads[list[j]] end
+      redis.call('RPUSH', ek, unpack(items))
       redis.call('HSET', qk, 'n', n + #list)
       grown[#grown + 1] = id
       local o = meta[3]
