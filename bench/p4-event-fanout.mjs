@@ -11,7 +11,7 @@
 // earlier runs.
 import { median, record, startParley, table } from './lib.mjs';
 import { channelWith, makeUsers, percentile, poll, register, sendToChannel, sleep } from './events-lib.mjs';
-import { lastEventId, runPollers } from './raw-poller.mjs';
+import { fanOutPollers } from './raw-poller.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const SIZES = (process.env.BENCH_P4_SIZES ?? '1000,5000').split(',').map(Number);
@@ -43,39 +43,19 @@ try {
     }
     const active = queues.slice(0, n);
 
-    // Lean clients: every queue's poll parked on its own socket, answered and re-polled at once.
-    const request = (q) => `GET /api/v1/events?queue_id=${q.queueId}&last_event_id=${q.last} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${q.auth}\r\n\r\n`;
-    // During a round a client re-polls only once the round is over (its re-poll is the next round's
-    // parked poll): the clients' own requests would otherwise compete for the 2 cores in the window.
-    let round = null;
-    const pollers = await runPollers(port, n, (i) => (round?.answered[i] ? null : request(active[i])), (i, body) => {
-      const id = lastEventId(body);
-      if (id >= 0) active[i].last = id;
-      if (round && id > round.before[i]) {
-        round.answered[i] = true;
-        round.at.push(process.hrtime.bigint());
-        if (round.at.length === n) round.resolve();
-      }
-    });
+    // Lean clients (bench/raw-poller.mjs fanOutPollers): each re-polls once the round is over.
+    const clients = await fanOutPollers(active, () => port);
     const lasts = [];
     const p99s = [];
     for (let run = -WARMUP; run < RUNS; run++) {
       await sleep(500 + n / 5); // let every poll park
-      let resolve;
-      const all = new Promise((r) => (resolve = r));
-      round = { at: [], resolve, before: active.map((q) => q.last), answered: new Array(n).fill(false) };
-      const t0 = process.hrtime.bigint();
-      await sendToChannel(server, 'p4 fan-out', `fan-out ${n} ${run}`);
-      await all;
-      const lat = round.at.map((t) => Number(t - t0) / 1e6);
-      round = null;
-      for (let i = 0; i < n; i++) pollers.repoll(i);
+      const lat = await clients.round(() => sendToChannel(server, 'p4 fan-out', `fan-out ${n} ${run}`));
       if (run >= 0) {
         lasts.push(Math.max(...lat));
         p99s.push(percentile(lat, 99));
       }
     }
-    pollers.destroy();
+    clients.destroy();
     await sleep(300);
 
     // node's HTTP client, one poll per client per round (the figure of runs before 2026-11-27).

@@ -15,7 +15,7 @@
 import { spawn } from 'node:child_process';
 import { freePort, median, record, startParley, table } from './lib.mjs';
 import { call, channelWith, makeUsers, poll, register, sleep } from './events-lib.mjs';
-import { lastEventId, runPollers } from './raw-poller.mjs';
+import { lastEventId, pollRequest, runPollers } from './raw-poller.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -85,8 +85,7 @@ try {
   let pollers;
   if (RAW) {
     const host = new URL(server.base).host;
-    const req = (q) => `GET /api/v1/events?queue_id=${q.queueId}&last_event_id=${q.last} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${q.auth}\r\n\r\n`;
-    pollers = await runPollers(new URL(server.base).port, queues.length, (i) => req(queues[i]), (i, body) => {
+    pollers = await runPollers(new URL(server.base).port, queues.length, (i) => pollRequest(queues[i], host), (i, body) => {
       const id = lastEventId(body);
       if (id >= 0) queues[i].last = id;
       let at = -1;

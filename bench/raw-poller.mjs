@@ -79,3 +79,54 @@ export function lastEventId(body) {
   while (end < body.length && body.charCodeAt(end) >= 48 && body.charCodeAt(end) <= 57) end++;
   return Number(body.slice(at + 5, end));
 }
+
+/** A GET /events request for queue q ({ queueId, last, auth }), as the lean pollers send it. */
+export const pollRequest = (q, host = '127.0.0.1') =>
+  `GET /api/v1/events?queue_id=${q.queueId}&last_event_id=${q.last} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${q.auth}\r\n\r\n`;
+
+/**
+ * Lean long-pollers for fan-out rounds (P4 and the scale bench): one connection per queue
+ * ({ queueId, last, auth }), to the port portOf(q). round(send) runs send() and resolves, once
+ * every queue has answered with an event newer than it had, to each answer's time in ms after
+ * send() began. During a round a client re-polls only once the round is over (its re-poll is
+ * the next round's parked poll), so the clients' own requests do not compete for the cores in
+ * the window being timed.
+ */
+export async function fanOutPollers(queues, portOf) {
+  let round = null;
+  const byPort = new Map();
+  for (const q of queues) {
+    const port = portOf(q);
+    if (!byPort.has(port)) byPort.set(port, []);
+    byPort.get(port).push(q);
+  }
+  const groups = [];
+  for (const [port, group] of byPort) {
+    const pollers = await runPollers(port, group.length, (i) => (round?.answered.has(group[i]) ? null : pollRequest(group[i])), (i, body) => {
+      const q = group[i];
+      const id = lastEventId(body);
+      if (id >= 0) q.last = id;
+      if (round && id > round.before.get(q)) {
+        round.answered.add(q);
+        round.at.push(process.hrtime.bigint());
+        if (round.at.length === queues.length) round.resolve();
+      }
+    });
+    groups.push({ group, pollers });
+  }
+  return {
+    async round(send) {
+      let resolve;
+      const all = new Promise((r) => (resolve = r));
+      round = { at: [], resolve, before: new Map(queues.map((q) => [q, q.last])), answered: new Set() };
+      const t0 = process.hrtime.bigint();
+      await send();
+      await all;
+      const latencies = round.at.map((t) => Number(t - t0) / 1e6);
+      round = null;
+      for (const { group, pollers } of groups) group.forEach((_, i) => pollers.repoll(i));
+      return latencies;
+    },
+    destroy: () => groups.forEach(({ pollers }) => pollers.destroy()),
+  };
+}

@@ -20,7 +20,7 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { cpuMicros, freePort, median, PARLEY_MAIN, record, table } from './lib.mjs';
 import { call, channelWith, makeUsers, percentile, poll, register, sendToChannel, sleep } from './events-lib.mjs';
-import { lastEventId, runPollers } from './raw-poller.mjs';
+import { fanOutPollers, lastEventId, pollRequest, runPollers } from './raw-poller.mjs';
 
 const PG = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -139,49 +139,20 @@ async function measure(requested) {
       for (let j = i; j < Math.min(P4_CLIENTS, i + 200); j++) batch.push(register(at(j), users[j % USERS].auth, { event_types: ['message'] }).then((q) => ({ ...q, base: at(j + 1) })));
       queues.push(...(await Promise.all(batch)));
     }
-    // Lean clients (bench/raw-poller.mjs, as P4 and P5 use): node's HTTP client with JSON.parse on the
-    // same 2 cores measured mostly itself. Each client re-polls once the round is over.
+    // Lean clients (bench/raw-poller.mjs fanOutPollers, as P4 uses): node's HTTP client with JSON.parse
+    // on the same 2 cores measured mostly itself. Each client re-polls once the round is over.
+    const clients = await fanOutPollers(queues, (q) => new URL(q.base).port);
     const lasts = [];
     const p99s = [];
-    let round = null;
-    const request = (q) => `GET /api/v1/events?queue_id=${q.queueId}&last_event_id=${q.last} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${q.auth}\r\n\r\n`;
-    const groups = nodes.map((n) => queues.filter((q) => q.base === n.base));
-    const pollers = [];
-    for (const group of groups) {
-      if (group.length === 0) {
-        pollers.push(null);
-        continue;
-      }
-      pollers.push(
-        await runPollers(new URL(group[0].base).port, group.length, (i) => (round?.answered.has(group[i]) ? null : request(group[i])), (i, body) => {
-          const q = group[i];
-          const id = lastEventId(body);
-          if (id >= 0) q.last = id;
-          if (round && id > round.before.get(q)) {
-            round.answered.add(q);
-            round.at.push(process.hrtime.bigint());
-            if (round.at.length === queues.length) round.resolve();
-          }
-        }),
-      );
-    }
     for (let run = -2; run < RUNS; run++) {
       await sleep(500 + queues.length / 5);
-      let resolve;
-      const all = new Promise((r) => (resolve = r));
-      round = { at: [], resolve, before: new Map(queues.map((q) => [q, q.last])), answered: new Set() };
-      const t0 = process.hrtime.bigint();
-      await sendToChannel(server, 'scale', `fan-out ${run}`);
-      await all;
-      const lat = round.at.map((t) => Number(t - t0) / 1e6);
-      round = null;
-      groups.forEach((group, g) => group.forEach((_, i) => pollers[g]?.repoll(i)));
+      const lat = await clients.round(() => sendToChannel(server, 'scale', `fan-out ${run}`));
       if (run >= 0) {
         lasts.push(Math.max(...lat));
         p99s.push(percentile(lat, 99));
       }
     }
-    for (const p of pollers) p?.destroy();
+    clients.destroy();
     await sleep(300);
     await Promise.all(queues.map((q) => call(q.base, q.auth, 'DELETE', '/events', { queue_id: q.queueId })));
     out.p4 = { clients: P4_CLIENTS, last_answered_ms: +median(lasts).toFixed(1), p99_ms: +median(p99s).toFixed(1) };
@@ -198,11 +169,10 @@ async function measure(requested) {
     }
     // Lean pollers (bench/raw-poller.mjs), one group per process, each re-polling at once.
     let running = true;
-    const preq = (q) => `GET /api/v1/events?queue_id=${q.queueId}&last_event_id=${q.last} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${q.auth}\r\n\r\n`;
     const pgroups = nodes.map((n) => pq.filter((q) => q.base === n.base)).filter((g) => g.length > 0);
     const ppollers = [];
     for (const group of pgroups) {
-      ppollers.push(await runPollers(new URL(group[0].base).port, group.length, (i) => preq(group[i]), (i, body) => {
+      ppollers.push(await runPollers(new URL(group[0].base).port, group.length, (i) => pollRequest(group[i]), (i, body) => {
         const id = lastEventId(body);
         if (id >= 0) group[i].last = id;
       }));
