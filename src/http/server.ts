@@ -210,70 +210,68 @@ async function consumeRateLimit(app: AppCtx, key: string, limit: number): Promis
   return { headers, error: r.allowed ? undefined : rateLimited(r.retryAfter) };
 }
 
+type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
 /**
- * Mounts one endpoint under a prefix. The only difference between the two
- * prefixes is authentication, decided here, once for every route:
+ * The handler of one endpoint under a prefix. The only difference between the
+ * two prefixes is authentication, decided here, once for every route:
  * /api/v1 takes HTTP Basic only (a cookie is never looked at); /json takes the
  * session cookie only, and a request that is not GET/HEAD must also pass the
  * CSRF check. Everything after that (parameters, handler, body bytes) is shared.
  */
-function mount(fastify: FastifyInstance, app: AppCtx, ep: AnyEndpoint, authMemo: Map<string, AuthMemo>, prefix: string): void {
+function endpointHandler(app: AppCtx, ep: AnyEndpoint, authMemo: Map<string, AuthMemo>, prefix: string): RouteHandler {
   const limited = !RATE_LIMIT_EXEMPT.has(`${ep.method} ${ep.path}`);
   const viaSession = prefix === JSON_PREFIX;
   const route = prefix + ep.path;
   const parse = paramParser(ep.params as ParamDefs);
   const { rateLimitPerUser, rateLimitPerIp } = app.config;
-  fastify.route({
-    method: ep.method,
-    url: route,
-    handler: async (request: FastifyRequest, reply: FastifyReply) => {
-      const req = request as ParleyRequest;
-      req.parleyInHandler = true;
-      req.parleyRoute = route;
-      let session: SessionAuth | undefined;
-      if (viaSession) {
-        // Zulip answers a missing session before looking at CSRF (MissingAuthenticationError, then csrf_protect).
-        session = ep.auth === 'user' ? await requireSession(app, req) : await sessionOf(app, req);
-        checkJsonCsrf(req, session);
-      }
-      const files: UploadedFile[] = [];
-      const body = flatten(req.body, files);
-      const query = flatten(req.query, null);
-      const rawBody = req.parleyRawBody;
-      const clientName = viaSession ? 'website' : clientNameOf(req.headers['user-agent']);
-      let ctx: PublicCtx | AuthedCtx;
-      if (ep.auth === 'user') {
-        const { caller, row } = session ?? memoizedAuth(app, authMemo, req.headers.authorization) ?? (await authenticateMemo(app, authMemo, req.headers.authorization));
-        noteUser(req, caller.id);
-        ctx = { app, req, reply, files, rawBody, clientName, user: caller, userRow: row };
-        if (limited && rateLimitPerUser > 0) await applyRateLimit(app, reply, `api:user:${caller.id}`, rateLimitPerUser);
-      } else if (ep.auth === 'webhook') {
-        const { caller, row } = await authenticateWebhook(app, query.api_key ?? body.api_key, req.headers.authorization);
-        noteUser(req, caller.id);
-        ctx = { app, req, reply, files, rawBody, clientName, user: caller, userRow: row };
-        if (limited && rateLimitPerUser > 0) await applyRateLimit(app, reply, `api:user:${caller.id}`, rateLimitPerUser);
-      } else {
-        ctx = { app, req, reply, files, rawBody, clientName };
-        if (limited && rateLimitPerIp > 0) await applyRateLimit(app, reply, `api:ip:${req.ip}`, rateLimitPerIp);
-      }
-      if (ep.guard) {
-        const guarded = ep.guard(ctx as never);
-        if (guarded !== undefined) await guarded;
-      }
-      const parsed = parse({ body, query, path: (req.params ?? NO_FIELDS) as Record<string, string> });
-      if (session && ep === updateSettings && parsed.values.new_password !== undefined) {
-        const result = await ep.handler(ctx as never, parsed.values);
-        await keepSessionAfterPasswordChange(app, session);
-        return answer(reply, parsed.ignored, result);
-      }
-      // Not awaited here: a parked GET /events would otherwise keep this whole
-      // frame (ctx, parameters, flattened body and query) alive until it answers.
-      // What the answer needs is bound instead (P6, memory per idle client).
-      const out: unknown = ep.handler(ctx as never, parsed.values);
-      if (out instanceof Promise) return (out as Promise<Record<string, unknown>>).then(answer.bind(null, reply, parsed.ignored));
-      return answer(reply, parsed.ignored, out as Record<string, unknown>);
-    },
-  });
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const req = request as ParleyRequest;
+    req.parleyInHandler = true;
+    req.parleyRoute = route;
+    let session: SessionAuth | undefined;
+    if (viaSession) {
+      // Zulip answers a missing session before looking at CSRF (MissingAuthenticationError, then csrf_protect).
+      session = ep.auth === 'user' ? await requireSession(app, req) : await sessionOf(app, req);
+      checkJsonCsrf(req, session);
+    }
+    const files: UploadedFile[] = [];
+    const body = flatten(req.body, files);
+    const query = flatten(req.query, null);
+    const rawBody = req.parleyRawBody;
+    const clientName = viaSession ? 'website' : clientNameOf(req.headers['user-agent']);
+    let ctx: PublicCtx | AuthedCtx;
+    if (ep.auth === 'user') {
+      const { caller, row } = session ?? memoizedAuth(app, authMemo, req.headers.authorization) ?? (await authenticateMemo(app, authMemo, req.headers.authorization));
+      noteUser(req, caller.id);
+      ctx = { app, req, reply, files, rawBody, clientName, user: caller, userRow: row };
+      if (limited && rateLimitPerUser > 0) await applyRateLimit(app, reply, `api:user:${caller.id}`, rateLimitPerUser);
+    } else if (ep.auth === 'webhook') {
+      const { caller, row } = await authenticateWebhook(app, query.api_key ?? body.api_key, req.headers.authorization);
+      noteUser(req, caller.id);
+      ctx = { app, req, reply, files, rawBody, clientName, user: caller, userRow: row };
+      if (limited && rateLimitPerUser > 0) await applyRateLimit(app, reply, `api:user:${caller.id}`, rateLimitPerUser);
+    } else {
+      ctx = { app, req, reply, files, rawBody, clientName };
+      if (limited && rateLimitPerIp > 0) await applyRateLimit(app, reply, `api:ip:${req.ip}`, rateLimitPerIp);
+    }
+    if (ep.guard) {
+      const guarded = ep.guard(ctx as never);
+      if (guarded !== undefined) await guarded;
+    }
+    const parsed = parse({ body, query, path: (req.params ?? NO_FIELDS) as Record<string, string> });
+    if (session && ep === updateSettings && parsed.values.new_password !== undefined) {
+      const result = await ep.handler(ctx as never, parsed.values);
+      await keepSessionAfterPasswordChange(app, session);
+      return answer(reply, parsed.ignored, result);
+    }
+    // Not awaited here: a parked GET /events would otherwise keep this whole
+    // frame (ctx, parameters, flattened body and query) alive until it answers.
+    // What the answer needs is bound instead (P6, memory per idle client).
+    const out: unknown = ep.handler(ctx as never, parsed.values);
+    if (out instanceof Promise) return (out as Promise<Record<string, unknown>>).then(answer.bind(null, reply, parsed.ignored));
+    return answer(reply, parsed.ignored, out as Record<string, unknown>);
+  };
 }
 
 /**
@@ -725,9 +723,7 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
     const key = `${ep.method} ${shape}`;
     if (seen.has(key)) throw new Error(`route ${ep.method} ${ep.path} duplicates ${seen.get(key)}`);
     seen.set(key, ep.path);
-    mount(fastify, app, ep, authMemo, API_PREFIX);
-    // Incoming webhooks are for services holding a bot's key, never for a browser session (Zulip has no /json/external).
-    if (ep.auth !== 'webhook') mount(fastify, app, ep, authMemo, JSON_PREFIX);
+    fastify.route({ method: ep.method, url: API_PREFIX + ep.path, handler: endpointHandler(app, ep, authMemo, API_PREFIX) });
     if (!byPath.has(shape)) byPath.set(shape, new Set());
     byPath.get(shape)!.add(ep.method);
   }
@@ -747,12 +743,11 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
   // Except where a more general shape has the method (GET /users/me/presence would otherwise reach
   // GET /users/:user_id_or_email/presence): those few 405s are routes of their own, as the router
   // prefers the static shape only when it has the method.
-  for (const shape of shapes) {
-    const shadowed = shape.missing.filter((m) => shapes.some((other) => other !== shape && other.methods.has(m) && shapeCovers(other.segments, shape.segments)));
-    if (shadowed.length === 0) continue;
-    for (const prefix of [API_PREFIX, JSON_PREFIX]) {
-      fastify.route({ method: shadowed, url: prefix + shape.path, handler: async (_req, reply) => methodNotAllowed(reply, shape.allowed) });
-    }
+  const shadowedShapes = shapes
+    .map((shape) => ({ shape, shadowed: shape.missing.filter((m) => shapes.some((other) => other !== shape && other.methods.has(m) && shapeCovers(other.segments, shape.segments))) }))
+    .filter(({ shadowed }) => shadowed.length > 0);
+  for (const { shape, shadowed } of shadowedShapes) {
+    fastify.route({ method: shadowed, url: API_PREFIX + shape.path, handler: async (_req, reply) => methodNotAllowed(reply, shape.allowed) });
   }
   // The same table answers OPTIONS as Zulip's rest_dispatch does (before authentication): 204 and
   // an Allow header listing the path's methods, sorted, with HEAD wherever GET is.
@@ -782,11 +777,49 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
   // Custom emoji images and the presence state's lifecycle (issue 10).
   registerClientCompat(fastify, app);
 
-  fastify.setNotFoundHandler(async (req, reply) => {
+  const unmatched = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const info = methodInfo(req);
     if (info === undefined) return sendError(reply, notFound());
     if ('allow' in info) return reply.code(204).header('allow', info.allow).send();
     return methodNotAllowed(reply, info.allowed);
+  };
+  fastify.setNotFoundHandler(unmatched);
+
+  // The web app's mirror of the API under /json: every endpoint but incoming webhooks (they are for
+  // services holding a bot's key, never for a browser session; Zulip has no /json/external). It is
+  // one wildcard route here, dispatched through a router of its own that is built at the first /json
+  // request: registering its ~200 routes (with HEAD) in Fastify's router cost some 40 ms of every
+  // start (P10) and 2 MB of idle memory (P7), for a server that bots and the mobile app (/api/v1)
+  // may never need it on. Matching is find-my-way's with Fastify's options, as for the routes
+  // themselves; a path or method it does not hold gets the not-found handler's answer (404, 405,
+  // OPTIONS). The log and metrics name the endpoint's route as before (the handler sets it).
+  let jsonRouter: FindMyWay.Instance<FindMyWay.HTTPVersion.V1> | undefined;
+  const noop = (): void => undefined;
+  const jsonRoutes = (): FindMyWay.Instance<FindMyWay.HTTPVersion.V1> => {
+    if (jsonRouter) return jsonRouter;
+    const router = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 500 });
+    for (const ep of routes) {
+      if (ep.auth === 'webhook') continue;
+      router.on(ep.method === 'GET' ? ['GET', 'HEAD'] : ep.method, JSON_PREFIX + ep.path, noop, endpointHandler(app, ep, authMemo, JSON_PREFIX));
+    }
+    for (const { shape, shadowed } of shadowedShapes) {
+      const handler: RouteHandler = async (_req, reply) => methodNotAllowed(reply, shape.allowed);
+      router.on(shadowed, JSON_PREFIX + shape.path, noop, handler);
+    }
+    return (jsonRouter = router);
+  };
+  fastify.route({
+    method: [...ALL_METHODS, 'OPTIONS'],
+    url: `${JSON_PREFIX}/*`,
+    handler: async (req, reply) => {
+      const found = jsonRoutes().find(req.method as FindMyWay.HTTPMethod, req.url);
+      if (found === null) {
+        (req as ParleyRequest).parleyRoute = 'unmatched';
+        return unmatched(req, reply);
+      }
+      (req as { params: unknown }).params = found.params;
+      return (found.store as RouteHandler)(req, reply);
+    },
   });
 
   fastify.setErrorHandler(async (err: unknown, req, reply) => {

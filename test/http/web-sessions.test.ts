@@ -181,6 +181,29 @@ describe('/json: the API for a signed-in browser', () => {
     expect([json405.status, json405.text, json405.headers.allow]).toEqual([405, api405.text, api405.headers.allow]);
   });
 
+  // /json is one wildcard route dispatched through a router built at the first /json request
+  // (server.ts, P10): HEAD, encoded path parameters, webhook paths and the route in the request
+  // metrics must come out as they did when every endpoint had a Fastify route of its own.
+  it('answers HEAD, decodes path parameters, has no webhooks, and names the endpoint in the metrics', async () => {
+    const headApi = await raw('HEAD', '/api/v1/users/me', { headers: { authorization: basicAuth(t.users.hamlet) } });
+    const headJson = await raw('HEAD', '/json/users/me', { headers: asSession(hamlet, false) });
+    expect([headJson.status, headJson.text, headJson.headers['content-length'], headJson.headers['content-type']]).toEqual([200, '', headApi.headers['content-length'], 'application/json']);
+    const byEmail = `/users/${encodeURIComponent(t.users.iago.email)}`;
+    const viaApi = await raw('GET', '/api/v1' + byEmail, { headers: { authorization: basicAuth(t.users.hamlet) } });
+    const viaJson = await raw('GET', '/json' + byEmail, { headers: asSession(hamlet, false) });
+    expect([viaJson.status, viaJson.text]).toEqual([200, viaApi.text]);
+    expect(viaJson.body.user.user_id).toBe(t.users.iago.id);
+    const webhook = await raw('POST', '/json/external/github', { headers: asSession(hamlet) });
+    expect([webhook.status, webhook.text]).toEqual([404, '{"result":"error","msg":"Not Found","code":"BAD_REQUEST"}\n']);
+    await raw('GET', '/json/no/such/route', { headers: asSession(hamlet) });
+    const metrics = (await t.app.http.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^parley_http_requests_total\{method="GET",route="\/json\/users\/me",status="200"\} [1-9]/m);
+    expect(metrics).toMatch(/^parley_http_requests_total\{method="HEAD",route="\/json\/users\/me",status="200"\} [1-9]/m);
+    expect(metrics).toMatch(/^parley_http_requests_total\{method="GET",route="\/json\/users\/:user_id",status="200"\} [1-9]/m);
+    expect(metrics).toMatch(/^parley_http_requests_total\{method="GET",route="unmatched",status="404"\} [1-9]/m);
+    expect(metrics).not.toMatch(/route="\/json\/\*"/);
+  });
+
   it('needs the session cookie: no cookie, a bad cookie or Basic auth is 401', async () => {
     for (const headers of <Record<string, string>[]>[{}, { cookie: 'sessionid=not-a-session' }, { authorization: basicAuth(t.users.hamlet) }, { cookie: 'sessionid=' + 'x'.repeat(5000) }]) {
       const res = await raw('GET', '/json/users/me', { headers });
