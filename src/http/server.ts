@@ -30,6 +30,12 @@ export const API_PREFIX = '/api/v1';
 /** Zulip's mirror of the API for the signed-in browser: the same routes, authenticated by the session cookie only. */
 export const JSON_PREFIX = '/json';
 const BODY_LIMIT = 30 * 1024 * 1024;
+/**
+ * Fastify's router options, and those of the two find-my-way tables built beside it (the 405/OPTIONS
+ * table and the /json router), so that all three match a path alike. Zulip accepts paths with and
+ * without a trailing slash on some routes; be lenient.
+ */
+const ROUTER_OPTIONS = { ignoreTrailingSlash: true, maxParamLength: 500 } as const;
 const FILE_LIMIT = 25 * 1024 * 1024;
 
 const COMMON_HEADERS = {
@@ -645,8 +651,7 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
     bodyLimit: BODY_LIMIT,
     // X-Request-Id from a proxy when well-formed, else ours; echoed on every response (logging.ts).
     genReqId: genRequestId,
-    // Zulip accepts paths with and without a trailing slash on some routes; be lenient.
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    routerOptions: ROUTER_OPTIONS,
     // Errors the router raises before any route or error handler runs: a path that
     // is not valid percent-encoding, or a path segment past maxParamLength. Zulip's
     // URL patterns would not match either, so both are an unknown URL (404).
@@ -745,22 +750,22 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
   // prefers the static shape only when it has the method.
   const shadowedShapes = shapes
     .map((shape) => ({ shape, shadowed: shape.missing.filter((m) => shapes.some((other) => other !== shape && other.methods.has(m) && shapeCovers(other.segments, shape.segments))) }))
-    .filter(({ shadowed }) => shadowed.length > 0);
-  for (const { shape, shadowed } of shadowedShapes) {
-    fastify.route({ method: shadowed, url: API_PREFIX + shape.path, handler: async (_req, reply) => methodNotAllowed(reply, shape.allowed) });
-  }
+    .filter(({ shadowed }) => shadowed.length > 0)
+    .map(({ shape, shadowed }) => ({ path: shape.path, shadowed, handler: (async (_req, reply) => methodNotAllowed(reply, shape.allowed)) as RouteHandler }));
+  for (const { path, shadowed, handler } of shadowedShapes) fastify.route({ method: shadowed, url: API_PREFIX + path, handler });
+  const noop = (): void => undefined;
   // The same table answers OPTIONS as Zulip's rest_dispatch does (before authentication): 204 and
   // an Allow header listing the path's methods, sorted, with HEAD wherever GET is.
   type MethodInfo = { readonly allowed: readonly Method[] } | { readonly allow: string };
   let methodTable: FindMyWay.Instance<FindMyWay.HTTPVersion.V1> | undefined;
   const methodInfo = (req: FastifyRequest): MethodInfo | undefined => {
     if (!methodTable) {
-      methodTable = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 500 });
+      methodTable = FindMyWay(ROUTER_OPTIONS);
       for (const { path, methods, allowed, missing } of shapes) {
         const allow = [...allowed, ...(methods.has('GET') ? ['HEAD'] : [])].sort().join(', ');
         for (const prefix of [API_PREFIX, JSON_PREFIX]) {
-          if (missing.length > 0) methodTable.on(missing, prefix + path, () => undefined, { allowed });
-          methodTable.on('OPTIONS', prefix + path, () => undefined, { allow });
+          if (missing.length > 0) methodTable.on(missing, prefix + path, noop, { allowed });
+          methodTable.on('OPTIONS', prefix + path, noop, { allow });
         }
       }
     }
@@ -794,18 +799,14 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
   // themselves; a path or method it does not hold gets the not-found handler's answer (404, 405,
   // OPTIONS). The log and metrics name the endpoint's route as before (the handler sets it).
   let jsonRouter: FindMyWay.Instance<FindMyWay.HTTPVersion.V1> | undefined;
-  const noop = (): void => undefined;
   const jsonRoutes = (): FindMyWay.Instance<FindMyWay.HTTPVersion.V1> => {
     if (jsonRouter) return jsonRouter;
-    const router = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 500 });
+    const router = FindMyWay(ROUTER_OPTIONS);
     for (const ep of routes) {
       if (ep.auth === 'webhook') continue;
       router.on(ep.method === 'GET' ? ['GET', 'HEAD'] : ep.method, JSON_PREFIX + ep.path, noop, endpointHandler(app, ep, authMemo, JSON_PREFIX));
     }
-    for (const { shape, shadowed } of shadowedShapes) {
-      const handler: RouteHandler = async (_req, reply) => methodNotAllowed(reply, shape.allowed);
-      router.on(shadowed, JSON_PREFIX + shape.path, noop, handler);
-    }
+    for (const { path, shadowed, handler } of shadowedShapes) router.on(shadowed, JSON_PREFIX + path, noop, handler);
     return (jsonRouter = router);
   };
   fastify.route({
