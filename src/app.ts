@@ -81,6 +81,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const log = opts.logger ?? pino({ level: config.logLevel }, logDest);
   const store = opts.store ?? openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrate(store.db);
+  // On an empty database, the owner's password hash (argon2id: 16 ms of CPU at the default
+  // cost) runs on libuv's thread pool while the server is built below, rather than after it,
+  // when bootstrapRealm would otherwise start it and wait (P10, docs/performance.md).
+  const ownerHash = (await defaultRealm(store.db)) ? undefined : startOwnerHash(config);
   const authCache = new AuthCache();
   store.userWrites.onWrite(() => authCache.clear());
   // Scale-out: queues, bus, rate limits and cache invalidation in Redis; queues then outlive any process (no snapshot file).
@@ -111,6 +115,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // The file service works through the context it belongs to: built in two steps.
   const base: Omit<AppCtx, 'files'> = { config, store, db: store.db, bus, log, limiter, authCache, queues, jobs };
   const ctx = base as AppCtx;
+  if (ownerHash) ownerHashes.set(ctx, ownerHash);
   const files = new FileService(ctx, createStorage(config));
   (ctx as { files: FileService }).files = files;
   // Several processes: presence reports are shared through Redis (a report to one is seen by all).
@@ -152,6 +157,18 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   };
 }
 
+/** The owner's password and its hash, started by buildApp on an empty database; taken by bootstrapRealm. */
+const ownerHashes = new WeakMap<AppCtx, Promise<{ password: string; hash: string }>>();
+
+function startOwnerHash(config: Config): Promise<{ password: string; hash: string }> {
+  const password = config.ownerPassword ?? generatePassword();
+  const pending = hashPassword(password, config.passwordHashCost).then((hash) => ({ password, hash }));
+  // bootstrapRealm awaits it and so sees any failure; a server that never bootstraps must not
+  // report an unhandled rejection for it.
+  pending.catch(() => undefined);
+  return pending;
+}
+
 /**
  * On an empty database: create the organization and its owner (allowed to
  * create users), and write a zuliprc for the owner. Idempotent.
@@ -163,8 +180,9 @@ export async function bootstrapRealm(ctx: AppCtx, opts: { announce: boolean; ini
     await ensureSystemBots(ctx);
     return { realmId: existing.id, created: false };
   }
-  const password = ctx.config.ownerPassword ?? generatePassword();
-  const hash = await hashPassword(password, ctx.config.passwordHashCost);
+  const early = ownerHashes.get(ctx);
+  ownerHashes.delete(ctx);
+  const { password, hash } = await (early ?? startOwnerHash(ctx.config));
   const { realmId, owner } = await transact(ctx, async (tx) => {
     const realmId = await doCreateRealm(tx.db, { stringId: '', name: ctx.config.realmName });
     const owner = await doCreateUser(ctx, tx, realmId, {
