@@ -1,5 +1,7 @@
 // First: it holds the young generation small while the server's modules load and it starts (src/start-heap.ts).
 import { startupDone } from './start-heap.js';
+// Second: one of node's tick objects held for good, while V8 can still share their maps (src/tick-shape.ts).
+import './tick-shape.js';
 
 async function main(): Promise<void> {
   // Loaded after the line above has taken effect (static imports would all be loaded before it runs).
