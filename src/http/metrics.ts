@@ -16,32 +16,54 @@ import type { AppCtx } from '../domain/context.js';
  * (P7 of performance.md) that a server nobody scrapes never needs. Its
  * collectors copy these records at each scrape.
  */
+interface CountRecord {
+  readonly labels: { method: string; route: string; status: string };
+  value: number;
+}
+interface TimeRecord {
+  readonly labels: { method: string; route: string };
+  sum: number;
+  count: number;
+  readonly buckets: number[];
+}
+
 export class Metrics {
   private registryPromise: Promise<Registry> | undefined;
   /** Per "method route status": the number of answers. */
-  private readonly counts = new Map<string, { readonly labels: { method: string; route: string; status: string }; value: number }>();
+  private readonly counts = new Map<string, CountRecord>();
   /** Per "method route": the latency histogram (count per bucket, not cumulative, as prom-client keeps it). */
-  private readonly times = new Map<string, { readonly labels: { method: string; route: string }; sum: number; count: number; readonly buckets: number[] }>();
+  private readonly times = new Map<string, TimeRecord>();
+  /**
+   * The same records by route, then method, then status: the strings a request brings are
+   * the route pattern and method constants, whose hashes V8 keeps, so a request builds no key
+   * string (two concatenations and their hashing per request before; P1).
+   */
+  private readonly byRoute = new Map<string, Map<string, { readonly time: TimeRecord; readonly byStatus: Map<number, CountRecord> }>>();
 
   constructor(private readonly app: AppCtx) {}
 
   /** Records one answered request; route is the pattern (never the raw URL). */
   observe(method: string, route: string, status: number, ms: number): void {
     const secs = ms / 1000;
-    const key = `${method} ${route}`;
-    const countKey = `${key} ${status}`;
-    let c = this.counts.get(countKey);
+    let byMethod = this.byRoute.get(route);
+    if (byMethod === undefined) this.byRoute.set(route, (byMethod = new Map()));
+    let r = byMethod.get(method);
+    if (r === undefined) {
+      const key = `${method} ${route}`;
+      let time = this.times.get(key);
+      if (time === undefined) this.times.set(key, (time = { labels: { method, route }, sum: 0, count: 0, buckets: LATENCY_BUCKETS.map(() => 0) }));
+      byMethod.set(method, (r = { time, byStatus: new Map() }));
+    }
+    let c = r.byStatus.get(status);
     if (c === undefined) {
-      c = { labels: { method, route, status: String(status) }, value: 0 };
-      this.counts.set(countKey, c);
+      const countKey = `${method} ${route} ${status}`;
+      c = this.counts.get(countKey);
+      if (c === undefined) this.counts.set(countKey, (c = { labels: { method, route, status: String(status) }, value: 0 }));
+      r.byStatus.set(status, c);
     }
     c.value += 1;
     if (!Number.isFinite(secs)) return;
-    let t = this.times.get(key);
-    if (t === undefined) {
-      t = { labels: { method, route }, sum: 0, count: 0, buckets: LATENCY_BUCKETS.map(() => 0) };
-      this.times.set(key, t);
-    }
+    const t = r.time;
     t.sum += secs;
     t.count += 1;
     for (let i = 0; i < LATENCY_BUCKETS.length; i++) {
