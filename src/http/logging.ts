@@ -148,13 +148,18 @@ let exitHooked = false;
  * gets one write per batch. Still asynchronous: SonicBoom writes each batch without
  * blocking. flush() (the periodic flush, close) and process exit pass the partial batch on,
  * then SonicBoom's own exit handler writes what it holds, as before.
+ *
+ * 32 KB per batch (about 200 request lines): each batch is one write() handed to libuv's
+ * thread pool and a completion callback on the event loop, paid per batch rather than per
+ * line (docs/performance.md, "fourth session"). A quiet server's lines still go out within
+ * the second (the periodic flush).
  */
 export class LineBatch {
   private lines: string[] = [];
   private chars = 0;
   constructor(
     private readonly sink: LineSink,
-    private readonly min = 4096,
+    private readonly min = 32 * 1024,
   ) {
     pendingBatches.add(this);
     if (!exitHooked) {
