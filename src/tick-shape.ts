@@ -20,7 +20,9 @@ import { createHook } from 'node:async_hooks';
  *
  * Imported by main.ts before any other of the server's modules load, while the
  * root map can still take the transition. The hook is enabled only for the one
- * synchronous nextTick call below.
+ * synchronous nextTick call below. Left enabled, an init hook makes every await
+ * 3-4x dearer (node installs promise hooks); enabled and disabled here, awaits
+ * cost what they cost without it (measured: 132-184 against 139-178 ns).
  */
 let kept: object | undefined;
 const hook = createHook({
