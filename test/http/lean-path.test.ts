@@ -155,8 +155,22 @@ describe('the lean path answers GET /api/v1/users/me exactly as Fastify does', (
       '&last_event_id=-1&dont_block=true&lifespan_secs=5',
       '&last_event_id=-1&apply_markdown=true&dont_block=true',
     ];
-    for (const rest of queries) {
-      const r = await both(t, base, headers, '/api/v1/events', q + rest);
+    // The same parameters in other orders and shapes (the lean path reads the usual poll
+    // straight from the URL, and every other query through the generic parser).
+    const id = reg.queue_id as string;
+    const reordered = [
+      `?last_event_id=-1&queue_id=${id}&dont_block=true`,
+      `?dont_block=true&last_event_id=-1&queue_id=${id}`,
+      `?dont_block=false&last_event_id=7&queue_id=${id}`,
+      `?last_event_id=00&queue_id=${id}&dont_block=true`,
+      `?last_event_id=-1&queue_id=${id}&dont_block=`,
+      `?last_event_id=-1&queue_id=${id}&dont_block=truex`,
+      `?last_event_id=-1&queue_id=&dont_block=true`,
+      `?last_event_id=-1&queue_id=${id}x&dont_block=true`,
+      `?last_event_id=-1&queue_id=${id}&dont_block=true&queue_idx=1`,
+    ];
+    for (const rest of [...queries.map((r) => q + r), ...reordered]) {
+      const r = await both(t, base, headers, '/api/v1/events', rest);
       expect(comparable(r.lean)).toEqual(comparable(r.fastify));
       expect(r.lines[0]).toEqual(r.lines[1]);
     }
