@@ -29,10 +29,10 @@ interface TimeRecord {
 
 export class Metrics {
   private registryPromise: Promise<Registry> | undefined;
-  /** Per "method route status": the number of answers. */
-  private readonly counts = new Map<string, CountRecord>();
-  /** Per "method route": the latency histogram (count per bucket, not cumulative, as prom-client keeps it). */
-  private readonly times = new Map<string, TimeRecord>();
+  /** Per method, route and status: the number of answers (for the collectors). */
+  private readonly counts: CountRecord[] = [];
+  /** Per method and route: the latency histogram (count per bucket, not cumulative, as prom-client keeps it). */
+  private readonly times: TimeRecord[] = [];
   /**
    * The same records by route, then method, then status: the strings a request brings are
    * the route pattern and method constants, whose hashes V8 keeps, so a request builds no key
@@ -49,16 +49,14 @@ export class Metrics {
     if (byMethod === undefined) this.byRoute.set(route, (byMethod = new Map()));
     let r = byMethod.get(method);
     if (r === undefined) {
-      const key = `${method} ${route}`;
-      let time = this.times.get(key);
-      if (time === undefined) this.times.set(key, (time = { labels: { method, route }, sum: 0, count: 0, buckets: LATENCY_BUCKETS.map(() => 0) }));
+      const time: TimeRecord = { labels: { method, route }, sum: 0, count: 0, buckets: LATENCY_BUCKETS.map(() => 0) };
+      this.times.push(time);
       byMethod.set(method, (r = { time, byStatus: new Map() }));
     }
     let c = r.byStatus.get(status);
     if (c === undefined) {
-      const countKey = `${method} ${route} ${status}`;
-      c = this.counts.get(countKey);
-      if (c === undefined) this.counts.set(countKey, (c = { labels: { method, route, status: String(status) }, value: 0 }));
+      c = { labels: { method, route, status: String(status) }, value: 0 };
+      this.counts.push(c);
       r.byStatus.set(status, c);
     }
     c.value += 1;
@@ -94,7 +92,7 @@ export class Metrics {
       registers,
       collect() {
         this.reset();
-        for (const c of counts.values()) this.inc(c.labels, c.value);
+        for (const c of counts) this.inc(c.labels, c.value);
       },
     });
     new Histogram({
@@ -107,7 +105,7 @@ export class Metrics {
         // prom-client has no setter for a histogram's figures: zero each label set, then fill the
         // record it keeps for it (prom-client 15: sum, count, bucketValues by upper bound).
         this.reset();
-        for (const t of times.values()) {
+        for (const t of times) {
           this.zero(t.labels);
           const rec = findRecord((this as unknown as Internal).hashMap, t.labels)?.[1];
           if (rec === undefined || rec.bucketValues === undefined) {

@@ -475,12 +475,7 @@ function leanPath(app: AppCtx, authMemo: Map<string, AuthMemo>, metrics: Metrics
     if (auth === undefined) return false;
     const started = performance.now();
     leanStats.answered++;
-    if (poll !== undefined) {
-      const reqId = genRequestId(req);
-      app.queues.pollInto(auth.caller.id, poll.queueId, poll.lastEventId, poll.dontBlock, res, new LeanPoll(events, res, reqId, started, auth.caller.id, NO_IGNORED));
-      return true;
-    }
-    if (l.ep === getEvents && l.limit === 0 && pollLean(events, l.parse, query, res, genRequestId(req), started, auth.caller.id)) return true;
+    if (l.ep === getEvents && l.limit === 0 && pollLean(events, l.parse, poll, query, res, genRequestId(req), started, auth.caller.id)) return true;
     try {
       respond(l, query, req, res, genRequestId(req), started, auth.caller, auth.row);
     } catch {
@@ -501,22 +496,16 @@ interface LeanEvents {
  * GET /events on the lean path, when the query names the queue and the last
  * event id: the getEvents handler's poll (queues.pollInto with the response as
  * the close signal), answered through a LeanPoll record instead of a promise
- * chain and the async `respond` frame. Anything else (no queue_id, which
- * registers a queue; no last_event_id; a parameter error) says false and goes
- * through `respond`, which calls the handler. The answer's bytes, headers, log
- * line and metrics are respond's (test/http/lean-path.test.ts).
+ * chain and the async `respond` frame. The usual poll comes already read from
+ * the URL (pollFromUrl); any other query goes through the endpoint's parameter
+ * parser here. Anything else (no queue_id, which registers a queue; no
+ * last_event_id; a parameter error) says false and goes through `respond`,
+ * which calls the handler. The answer's bytes, headers, log line and metrics
+ * are respond's (test/http/lean-path.test.ts).
  */
-function pollLean(env: LeanEvents, parse: (src: ParamSource) => Parsed<Record<string, unknown>>, query: Record<string, string>, res: ServerResponse, reqId: string, started: number, userId: number): boolean {
-  let queueId: string;
-  let lastEventId: number;
-  let dontBlock = false;
+function pollLean(env: LeanEvents, parse: (src: ParamSource) => Parsed<Record<string, unknown>>, poll: PlainPoll | undefined, query: Record<string, string>, res: ServerResponse, reqId: string, started: number, userId: number): boolean {
   let ignored: readonly string[] = NO_IGNORED;
-  const fast = plainPollQuery(query);
-  if (fast !== undefined) {
-    queueId = fast.queueId;
-    lastEventId = fast.lastEventId;
-    dontBlock = fast.dontBlock;
-  } else {
+  if (poll === undefined) {
     let parsed: Parsed<Record<string, unknown>>;
     try {
       parsed = parse({ body: NO_FIELDS, query, path: NO_FIELDS });
@@ -525,12 +514,10 @@ function pollLean(env: LeanEvents, parse: (src: ParamSource) => Parsed<Record<st
     }
     const v = parsed.values as { queue_id?: string; last_event_id?: number; dont_block: boolean };
     if (v.queue_id === undefined || v.last_event_id === undefined) return false;
-    queueId = v.queue_id;
-    lastEventId = v.last_event_id;
-    dontBlock = v.dont_block;
+    poll = { queueId: v.queue_id, lastEventId: v.last_event_id, dontBlock: v.dont_block };
     ignored = parsed.ignored;
   }
-  env.app.queues.pollInto(userId, queueId, lastEventId, dontBlock, res, new LeanPoll(env, res, reqId, started, userId, ignored));
+  env.app.queues.pollInto(userId, poll.queueId, poll.lastEventId, poll.dontBlock, res, new LeanPoll(env, res, reqId, started, userId, ignored));
   return true;
 }
 
@@ -548,9 +535,11 @@ interface PlainPoll {
 const PLAIN_VALUE = /^[A-Za-z0-9._:~-]*$/;
 
 /**
- * plainPollQuery(plainQuery(url, from)), read straight from the URL: the same
- * poll for the same query strings, and undefined for every other one (which
- * then goes through plainQuery and plainPollQuery, as before). plainQuery builds
+ * The usual poll's query, read straight from the URL: queue_id, last_event_id
+ * and dont_block (true or false), each at most once, nothing else, values that
+ * plainQuery accepts, read as the endpoint's parameter parser reads them
+ * (values, defaults, no ignored parameters). undefined for any other query,
+ * which then goes through plainQuery and the parameter parser. plainQuery builds
  * an object keyed by the names it has just cut out of the URL, and V8 looks each
  * fresh name up in its string table and adds it through its runtime: about 4% of
  * the server's CPU under the P5 load (docs/performance.md, "fourth session").
@@ -584,26 +573,6 @@ function pollFromUrl(url: string, from: number): PlainPoll | undefined {
   }
   if (queueId === undefined || last === undefined) return undefined;
   return { queueId, lastEventId: Number(last), dontBlock: dontBlock ?? false };
-}
-
-/**
- * The usual poll's query (queue_id, last_event_id, and dont_block true or
- * false, nothing else), read as the endpoint's parameter parser reads it
- * (values, defaults, no ignored parameters); undefined for anything else.
- */
-function plainPollQuery(query: Record<string, string>): PlainPoll | undefined {
-  let queueId: string | undefined;
-  let last: string | undefined;
-  let dontBlock = false;
-  for (const k in query) {
-    const v = query[k]!;
-    if (k === 'queue_id') queueId = v;
-    else if (k === 'last_event_id') last = v;
-    else if (k === 'dont_block' && (v === 'true' || v === 'false')) dontBlock = v === 'true';
-    else return undefined;
-  }
-  if (queueId === undefined || last === undefined || !PLAIN_EVENT_ID.test(last)) return undefined;
-  return { queueId, lastEventId: Number(last), dontBlock };
 }
 
 /**
