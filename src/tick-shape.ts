@@ -1,8 +1,9 @@
-import { createHook } from 'node:async_hooks';
+import { AsyncResource } from 'node:async_hooks';
 
 /**
- * Keeps one of node's tick objects alive for the life of the process (P1, P4,
- * P5; docs/performance.md, "fourth session").
+ * Keeps an object with the map of node's tick objects alive for the life of
+ * the process (P1, P4, P5; docs/performance.md, "fourth session" and "fifth
+ * session").
  *
  * process.nextTick makes every tick object from one literal,
  * `{ [async_id_symbol]: ..., [trigger_async_id_symbol]: ..., callback, args }`.
@@ -18,28 +19,38 @@ import { createHook } from 'node:async_hooks';
  * CPU per GET /users/me; a bare node:http server holding 2,000 such literals does
  * the same, and stops doing it when it holds one tick object.
  *
- * Imported by main.ts before any other of the server's modules load, while the
- * root map can still take the transition. The hook is enabled only for the one
- * synchronous nextTick call below. Left enabled, an init hook makes every await
- * 3-4x dearer (node installs promise hooks); enabled and disabled here, awaits
- * cost what they cost without it (measured: 132-184 against 139-178 ns).
+ * The object below is built by the same literal, with node's own two symbols
+ * (read from an AsyncResource, which carries the same keys), so it has the very
+ * map of the tick objects and keeps the whole chain of transitions alive. The ids
+ * are doubles because node's are (its counter is a Float64Array): with small
+ * integers the literal would get a map of its own, which V8 deprecates at the
+ * first real tick object (test/unit/tick-shape.test.ts checks the map is the
+ * same). It is made before the rest of the server loads (main.ts imports it
+ * second), while the root map can still take the transitions.
+ *
+ * The fourth session caught a real tick object with an async_hooks init hook
+ * enabled around one nextTick call. Enabling one installs V8's promise hooks, and
+ * V8 never returns to its fast path for await once they have been set: 72 against
+ * 52 ns per await afterwards (medians of 10 alternated runs of 2 million awaits).
+ * No hook is installed here.
  */
-let kept: object | undefined;
-const hook = createHook({
-  init(_asyncId, type, _triggerAsyncId, resource) {
-    if (type === 'TickObject' && kept === undefined) kept = resource;
-  },
-});
-hook.enable();
-try {
-  process.nextTick(noop);
-} finally {
-  hook.disable();
+const ids = new AsyncResource('ParleyTickShape');
+const symbols = Object.getOwnPropertySymbols(ids);
+const asyncIdKey = symbols.find((s) => s.description === 'async_id_symbol');
+const triggerIdKey = symbols.find((s) => s.description === 'trigger_async_id_symbol');
+
+// Held by the global object, not by a variable of this module: in the server's bundle a
+// top-level variable that no function refers to is a local of the bundle's function, and the
+// object would be collected once the start returns.
+const HELD = Symbol.for('parley.tickShape');
+if (asyncIdKey !== undefined && triggerIdKey !== undefined && !(HELD in globalThis)) {
+  const kept = { [asyncIdKey]: 0.5, [triggerIdKey]: 0.5, callback: noop, args: undefined };
+  Object.defineProperty(globalThis, HELD, { value: kept, enumerable: false, writable: false, configurable: false });
 }
 
 function noop(): void {}
 
-/** The tick object held (tests check that one was caught). */
+/** The object held (tests check that it has the map of node's tick objects). */
 export function keptTickObject(): object | undefined {
-  return kept;
+  return (globalThis as Record<symbol, object | undefined>)[HELD];
 }
