@@ -1,10 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import * as esbuild from 'esbuild';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { standaloneModule } from '../support/standalone-module.js';
 
 /**
  * V8's code cache for the server bundle (src/code-cache.ts, performance.md
@@ -13,16 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * the file. A stale or damaged cache must be ignored, never trusted: V8 itself
  * checks only the source's length and would crash on damaged data.
  */
-const SRC = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../src/code-cache.ts');
-let dir: string;
-let loader: string;
-
-beforeAll(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-code-cache-'));
-  loader = path.join(dir, 'code-cache.mjs');
-  fs.writeFileSync(loader, esbuild.transformSync(fs.readFileSync(SRC, 'utf8'), { loader: 'ts', format: 'esm' }).code);
-});
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+const { dir, file: loader, remove } = standaloneModule('code-cache.ts', 'code-cache');
+afterAll(remove);
 
 /** A bundle of `n` functions, each called at start (so the cache holds them), printing `tag`. */
 function bundleSource(tag: string, n = 300): string {

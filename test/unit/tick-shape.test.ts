@@ -1,10 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import * as esbuild from 'esbuild';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { standaloneModule } from '../support/standalone-module.js';
 import { keptTickObject } from '../../src/tick-shape.js';
 
 /**
@@ -15,16 +13,8 @@ import { keptTickObject } from '../../src/tick-shape.js';
  * program's worth of 4-property literals (more than V8's 1,536 transitions on their root map),
  * then full collections with no tick object alive.
  */
-const SRC = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../src/tick-shape.ts');
-let dir: string;
-let mod: string;
-
-beforeAll(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-tick-shape-'));
-  mod = path.join(dir, 'tick-shape.mjs');
-  fs.writeFileSync(mod, esbuild.transformSync(fs.readFileSync(SRC, 'utf8'), { loader: 'ts', format: 'esm' }).code);
-});
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+const { dir, file: mod, remove } = standaloneModule('tick-shape.ts', 'tick-shape');
+afterAll(remove);
 
 function run(script: string): { out: Record<string, unknown>; status: number | null; stderr: string } {
   const file = path.join(dir, `probe-${Math.random().toString(36).slice(2)}.mjs`);
