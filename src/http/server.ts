@@ -459,12 +459,13 @@ function leanPath(app: AppCtx, authMemo: Map<string, AuthMemo>, metrics: Metrics
     const q = url.indexOf('?');
     const l = byPath.get(q < 0 ? url : url.slice(0, q));
     if (l === undefined) return false;
+    const polls = l.ep === getEvents && l.limit === 0;
     let query = NO_FIELDS;
     let poll: PlainPoll | undefined;
     if (q >= 0) {
       if (!l.withQuery) return false;
       // The usual poll, read from the URL without a query object (P5); anything else as before.
-      if (l.ep === getEvents && l.limit === 0) poll = pollFromUrl(url, q + 1);
+      if (polls) poll = pollFromUrl(url, q + 1);
       if (poll === undefined) {
         const parsed = plainQuery(url, q + 1);
         if (parsed === undefined) return false;
@@ -475,7 +476,7 @@ function leanPath(app: AppCtx, authMemo: Map<string, AuthMemo>, metrics: Metrics
     if (auth === undefined) return false;
     const started = performance.now();
     leanStats.answered++;
-    if (l.ep === getEvents && l.limit === 0 && pollLean(events, l.parse, poll, query, res, genRequestId(req), started, auth.caller.id)) return true;
+    if (polls && pollLean(events, l.parse, poll, query, res, genRequestId(req), started, auth.caller.id)) return true;
     try {
       respond(l, query, req, res, genRequestId(req), started, auth.caller, auth.row);
     } catch {
@@ -531,8 +532,16 @@ interface PlainPoll {
   readonly dontBlock: boolean;
 }
 
+/**
+ * The characters of a plain query (names and values): what every parser reads alike. One class
+ * for plainQuery and pollFromUrl, so that the poll read in place accepts exactly the values
+ * plainQuery would.
+ */
+const PLAIN_CHARS = '[A-Za-z0-9._:~-]';
+/** name=value of plain characters (plainQuery). */
+const PLAIN_QUERY = new RegExp(`^${PLAIN_CHARS}+=${PLAIN_CHARS}*$`);
 /** A value plainQuery accepts (PLAIN_QUERY's right-hand side). */
-const PLAIN_VALUE = /^[A-Za-z0-9._:~-]*$/;
+const PLAIN_VALUE = new RegExp(`^${PLAIN_CHARS}*$`);
 
 /**
  * The usual poll's query, read straight from the URL: queue_id, last_event_id
@@ -643,8 +652,6 @@ class LeanPoll implements PollSink {
     logRequest(this.env.app, this.env.metrics, this.reqId, 'GET', this.env.route, status, performance.now() - this.started, this.userId);
   }
 }
-
-const PLAIN_QUERY = /^[A-Za-z0-9._:~-]+=[A-Za-z0-9._:~-]*$/;
 
 /** name=value&... of plain characters, each name once (read alike by any parser), or undefined. */
 function plainQuery(url: string, from: number): Record<string, string> | undefined {
