@@ -57,6 +57,7 @@ describe("the object held for the tick objects' maps", () => {
       }));
     `);
     expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
     expect(r.out).toEqual({ keptIsTick: true, ticksShare: true, literals: 2000 });
   });
 
@@ -73,6 +74,7 @@ describe("the object held for the tick objects' maps", () => {
       console.log(JSON.stringify({ keptIsTick: %HaveSameMap(ticks[0], kept) }));
     `);
     expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
     expect(r.out).toEqual({ keptIsTick: false });
   });
 });
