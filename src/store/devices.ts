@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import { prepared } from './prepared.js';
+import { dialectOf } from './migrations/helpers.js';
 import type { Db } from './db.js';
 import type { TxDb } from '../domain/context.js';
 
@@ -23,12 +25,19 @@ export async function clientDeviceIdsOfUser(db: AnyDb, userId: number): Promise<
   return rows.map((r) => r.id);
 }
 
-/** Adds or refreshes a legacy push token (Zulip's add_push_device_token). */
+/**
+ * Adds or refreshes a legacy push token (Zulip's add_push_device_token). On
+ * PostgreSQL the unique index hashes the token (migration 1700), and the
+ * conflict target must name that expression.
+ */
 export async function upsertPushToken(db: AnyDb, userId: number, kind: number, token: string, iosAppId: string | null, now: number): Promise<void> {
+  const postgres = dialectOf(db as never) === 'postgres';
   await db
     .insertInto('push_device_tokens')
     .values({ user_id: userId, kind, token, ios_app_id: iosAppId, last_updated: now })
-    .onConflict((oc) => oc.columns(['user_id', 'kind', 'token']).doUpdateSet({ last_updated: now, ios_app_id: iosAppId }))
+    .onConflict((oc) =>
+      (postgres ? oc.expression(sql`user_id, kind, md5(token)`) : oc.columns(['user_id', 'kind', 'token'])).doUpdateSet({ last_updated: now, ios_app_id: iosAppId }),
+    )
     .execute();
 }
 

@@ -113,7 +113,9 @@ function condition(c: Condition, idCol: RawBuilder<unknown>, dialect: Dialect, d
       return neg(sql`m.sender_id = ${c.id}`, c.negated);
     case 'dm':
       // Channel messages have no dm_key: the negated form must still keep them.
-      return c.negated ? sql`COALESCE(m.dm_key, '') <> ${c.key}` : sql`m.dm_key = ${c.key}`;
+      // PostgreSQL's index of a conversation's messages is over md5(dm_key) (migration 1700).
+      if (c.negated) return sql`COALESCE(m.dm_key, '') <> ${c.key}`;
+      return dialect === 'postgres' ? sql`md5(m.dm_key) = md5(${c.key}) AND m.dm_key = ${c.key}` : sql`m.dm_key = ${c.key}`;
     case 'dm_including': {
       const hit = sql`(',' || m.dm_key || ',') LIKE ${`%,${c.userId},%`}`;
       const group = c.groupsOnly ? sql` AND (length(m.dm_key) - length(replace(m.dm_key, ',', ''))) >= 2` : sql``;
@@ -187,7 +189,7 @@ const single = <K extends Condition['kind']>(spec: SearchSpec, kind: K): Extract
  * messages the user received; left join only in history mode); anything
  * else walks the user's rows.
  */
-function base(spec: SearchSpec): Base {
+function base(spec: SearchSpec, dialect: Dialect): Base {
   const recipient = single(spec, 'recipient');
   const topic = recipient ? single(spec, 'topic') : undefined;
   const dm = single(spec, 'dm');
@@ -205,7 +207,7 @@ function base(spec: SearchSpec): Base {
       from: sql`messages m JOIN user_messages um ON um.message_id = m.id AND um.user_id = ${spec.userId}`,
       where: [],
       idCol: sql`m.id`,
-      orderPrefix: recipient ? channelPrefix : [sql`m.dm_key`],
+      orderPrefix: recipient ? channelPrefix : [dialect === 'postgres' ? sql`md5(m.dm_key)` : sql`m.dm_key`],
     };
   }
   return {
@@ -265,7 +267,7 @@ export async function searchRange(db: AnyDb, spec: SearchSpec, part: RangePart, 
   const dialect = dialectOf(db as never);
   const bound = Math.min(part.bound, MAX_ID);
   const driven = dialect === 'sqlite' ? ftsDriven(spec) : undefined;
-  const b = driven ? ftsBase(spec, driven, part, bound) : base(spec);
+  const b = driven ? ftsBase(spec, driven, part, bound) : base(spec, dialect);
   const where = [...b.where, ...spec.conditions.map((c) => condition(c, b.idCol, dialect, driven))];
   let order: RawBuilder<unknown>;
   const orderBy = (dir: RawBuilder<unknown>): RawBuilder<unknown> => sql`ORDER BY ${sql.join([...b.orderPrefix, b.idCol].map((c) => sql`${c} ${dir}`))}`;

@@ -224,26 +224,33 @@ export async function recipientId(db: AnyDb, realmId: number, type: number, type
 
 /** The direct-message group of exactly these users, created when missing; returns its recipient id. */
 export async function groupRecipientId(db: AnyDb, realmId: number, key: string, size: number): Promise<number> {
+  // On PostgreSQL the unique index is over md5(user_ids_key) (migration 1700,
+  // a large group's key can outgrow a B-tree entry): the lookups name that
+  // expression so that they use it, and the insert names no conflict target.
+  const hashed = dialectOf(db as never) === 'postgres' ? sql<boolean>`md5(user_ids_key) = md5(${key})` : sql<boolean>`true`;
   const found = await db
     .selectFrom('direct_message_groups as g')
     .innerJoin('recipients as r', (j) => j.onRef('r.type_id', '=', 'g.id').on('r.type', '=', 3))
     .select('r.id')
     .where('g.realm_id', '=', realmId)
+    .where(hashed)
     .where('g.user_ids_key', '=', key)
     .executeTakeFirst();
   if (found) return found.id;
   await db
     .insertInto('direct_message_groups')
     .values({ realm_id: realmId, user_ids_key: key, group_size: size })
-    .onConflict((oc) => oc.columns(['realm_id', 'user_ids_key']).doNothing())
+    .onConflict((oc) => oc.doNothing())
     .execute();
-  const g = await db.selectFrom('direct_message_groups').select('id').where('realm_id', '=', realmId).where('user_ids_key', '=', key).executeTakeFirstOrThrow();
+  const g = await db.selectFrom('direct_message_groups').select('id').where('realm_id', '=', realmId).where(hashed).where('user_ids_key', '=', key).executeTakeFirstOrThrow();
   return recipientId(db, realmId, 3, g.id);
 }
 
 /** Whether a conversation (dm_key) already has messages. */
 export async function conversationExists(db: AnyDb, dmKey: string): Promise<boolean> {
-  const r = await db.selectFrom('messages').select('id').where('dm_key', '=', dmKey).limit(1).executeTakeFirst();
+  // PostgreSQL's messages_dm is over md5(dm_key) (migration 1700).
+  const hashed = dialectOf(db as never) === 'postgres' ? sql<boolean>`md5(dm_key) = md5(${dmKey})` : sql<boolean>`true`;
+  const r = await db.selectFrom('messages').select('id').where(hashed).where('dm_key', '=', dmKey).limit(1).executeTakeFirst();
   return r !== undefined;
 }
 

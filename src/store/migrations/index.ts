@@ -17,6 +17,7 @@ import { m1400BotStorage } from './1400-bot-storage.js';
 import { m1600OutgoingWebhooks } from './1600-outgoing-webhooks.js';
 import { m1650RealmExports } from './1650-realm-exports.js';
 import { m1500RealmUserDefaults } from './1500-realm-user-defaults.js';
+import { m1700LongTextKeys } from './1700-long-text-keys.js';
 
 /**
  * Forward-only migrations, applied in name order at start. Each resource adds
@@ -25,7 +26,7 @@ import { m1500RealmUserDefaults } from './1500-realm-user-defaults.js';
  * 0400 groups/drafts/views/snippets, 0500 profiles, 0600 client compat, 0700 guests,
  * 0800 mobile app, 0900 sign-up and system bots, 1000 search and playgrounds, 1100 jobs,
  * 1200 files, 1300 web sessions, 1400 integrations and bot storage, 1500 realm user defaults,
- * 1600 outgoing webhooks, 1650 organization exports.
+ * 1600 outgoing webhooks, 1650 organization exports, 1700 PostgreSQL keys over long text.
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001Foundation,
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '1600-outgoing-webhooks': m1600OutgoingWebhooks,
   '1650-realm-exports': m1650RealmExports,
   '1500-realm-user-defaults': m1500RealmUserDefaults,
+  '1700-long-text-keys': m1700LongTextKeys,
 };

@@ -3,7 +3,7 @@
 import type { SqliteSchema } from './record-sqlite-schema.js';
 
 export const SQLITE_SCHEMA: SqliteSchema = {
-  migrations: ["0001-foundation","0100-events","0200-channels","0300-messages","0400-groups-drafts-views-snippets","0500-profiles","0600-client-compat","0800-mobile","0900-join","1000-message-search","1001-realm-playgrounds","1100-scheduled-messages","1200-attachments","1300-web-sessions","1400-bot-storage","1500-realm-user-defaults","1600-outgoing-webhooks","1650-realm-exports"],
+  migrations: ["0001-foundation","0100-events","0200-channels","0300-messages","0400-groups-drafts-views-snippets","0500-profiles","0600-client-compat","0800-mobile","0900-join","1000-message-search","1001-realm-playgrounds","1100-scheduled-messages","1200-attachments","1300-web-sessions","1400-bot-storage","1500-realm-user-defaults","1600-outgoing-webhooks","1650-realm-exports","1700-long-text-keys"],
   statements: [
     "create table if not exists \"kysely_migration\" (\"name\" varchar(255) not null primary key, \"timestamp\" varchar(255) not null)",
     "create table if not exists \"kysely_migration_lock\" (\"id\" varchar(255) not null primary key, \"is_locked\" integer default 0 not null)",
