@@ -41,6 +41,14 @@ export interface Store {
    * Counted as a statement. PostgreSQL: absent (other processes commit unseen).
    */
   readonly dataVersion?: () => number | undefined;
+  /**
+   * SQLite on a file only: PRAGMA data_version of the read-only connection. That
+   * connection never writes, so the value moves at every commit of any other
+   * connection, this process's writer included: while it is unchanged, nothing
+   * has been committed (domain/send-read-cache.ts). Counted as a statement.
+   * Unlike dataVersion, it has an answer while a transaction is open.
+   */
+  readonly committedVersion?: () => number;
   /** SQLite only: whether this connection has a transaction open (no statement). */
   readonly inTransaction?: () => boolean;
   /** Counts writes to the tables behind the realm-wide parts of POST /register (state/realm-cache.ts). */
@@ -163,6 +171,17 @@ export function openStore(opts: StoreOptions): Store {
       stats.queryMs += performance.now() - started;
     }
   };
+  let committedVersionStmt: SQLite.Statement | undefined;
+  const committedVersion = (): number => {
+    const started = performance.now();
+    try {
+      committedVersionStmt ??= (reader ??= openReader()!).prepare('PRAGMA data_version').pluck();
+      return committedVersionStmt.get() as number;
+    } finally {
+      stats.queries++;
+      stats.queryMs += performance.now() - started;
+    }
+  };
   // WAL checkpoints in a worker thread once the WAL grows (sqlite-checkpointer.ts).
   const checkpointer = file === ':memory:' ? undefined : startCheckpointer(sqlite, file);
   schemaCreators.set(db, () => createSqliteSchema(sqlite));
@@ -172,7 +191,18 @@ export function openStore(opts: StoreOptions): Store {
     await db.destroy();
   };
   const inTransaction = (): boolean => sqlite.inTransaction;
-  return { db, dialect: 'sqlite', stats, userWrites, userMessageWrites, realmWrites, dataVersion, inTransaction, close };
+  return {
+    db,
+    dialect: 'sqlite',
+    stats,
+    userWrites,
+    userMessageWrites,
+    realmWrites,
+    dataVersion,
+    ...(file === ':memory:' ? {} : { committedVersion }),
+    inTransaction,
+    close,
+  };
 }
 
 /** Tables whose rows the realm cache of POST /register derives from (state/realm-cache.ts). */

@@ -290,8 +290,9 @@ export async function checkChannelSend(app: AppCtx | { db: AnyDb }, sender: Send
 }
 
 /** Zulip's check_user_can_create_new_topics, for a topic with no messages yet (bots fall back to their owner). */
-export async function checkCanCreateTopic(db: AnyDb, sender: Sender, ch: ChannelRow): Promise<void> {
-  if (await holdsSetting(db, sender, ch.can_create_topic_group_id)) return;
+export async function checkCanCreateTopic(db: AnyDb, sender: Sender, ch: ChannelRow, senderGroups?: ReadonlySet<number>): Promise<void> {
+  // senderGroups: already read (the SQLite send path keeps them, domain/send-read-cache.ts).
+  if (senderGroups ? senderGroups.has(ch.can_create_topic_group_id) : await holdsSetting(db, sender, ch.can_create_topic_group_id)) return;
   if (sender.is_bot && sender.bot_owner_id !== null && (await groupIdsContainingUser(db, sender.bot_owner_id)).has(ch.can_create_topic_group_id)) return;
   throw badRequest('You do not have permission to create new topics in this channel.');
 }

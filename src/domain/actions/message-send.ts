@@ -18,7 +18,8 @@ import { FLAG_MENTIONED, FLAG_PRIVATE, FLAG_READ, FLAG_STREAM_WILDCARD, FLAG_TOP
 import { checkChannelName, effectiveTopicsPolicy, RECIPIENT_PERSONAL, VISIBILITY_FOLLOWED, VISIBILITY_INHERIT, VISIBILITY_UNMUTED } from '../rules/channels.js';
 import { checkTopic, incomingTopic, topicKey, truncateTopic } from '../rules/topics.js';
 import { realmSettings, type RealmSettings } from '../rules/realm-settings.js';
-import { isUserInGroup, recursiveMemberIds } from '../rules/group-settings.js';
+import { groupIdsContainingUser, isUserInGroup, recursiveMemberIds } from '../rules/group-settings.js';
+import { sendReads } from '../send-read-cache.js';
 import { userHasRealmPermission } from '../rules/realm-group-settings.js';
 import { userSettings } from '../rules/user-settings.js';
 import { apiEmail } from '../../presenters/user.js';
@@ -167,20 +168,27 @@ async function addressChannel(app: AppCtx, sender: UserRow, realm: RealmRow, set
   // PostgreSQL: the channel, the topic's first message and the subscribers in one statement
   // (one round trip instead of two in sequence, two statements fewer); SQLite: three direct reads.
   const together = app.store.dialect === 'postgres' ? await channelForSendPg(app, realm.id, to, topicKey(topic), senderId) : undefined;
+  // SQLite: the channel, the sender's groups and the subscribers are kept while
+  // nothing has been committed since they were read (domain/send-read-cache.ts);
+  // the topic's first message is read each time (sends create topics).
+  const reads = together ? undefined : sendReads(app, !input.internal);
   let ch: ChannelRow | undefined;
   if (typeof to === 'number') {
-    ch = together ? together.channel : await channelById(app.db, realm.id, to);
+    const id = to;
+    ch = together ? together.channel : await reads!.get(`id:${realm.id}:${id}`, () => channelById(app.db, realm.id, id).then(frozen));
     if (!ch) throw new JsonableError(`Channel with ID '${to}' does not exist`, { code: 'STREAM_DOES_NOT_EXIST', data: { stream_id: to } });
   } else {
     const name = to.trim();
-    ch = together ? together.channel : await channelByName(app.db, realm.id, name);
+    ch = together ? together.channel : await reads!.get(`name:${realm.id}:${name.toLowerCase()}`, () => channelByName(app.db, realm.id, name).then(frozen));
     if (!ch) throw new JsonableError(`Channel '${name}' does not exist`, { code: 'STREAM_DOES_NOT_EXIST', data: { stream: name } });
   }
   // The permission check, the topic's first message and the subscribers are
   // independent reads: issue them together (on PostgreSQL the last two came with
   // the channel; on SQLite they run one after another), then judge them in
   // Zulip's order, so errors are unchanged.
-  const sendCheck = input.internal ? Promise.resolve() : checkChannelSend(app, sender, ch, together?.senderHoldsSendGroup);
+  const senderGroups = together || input.internal ? undefined : await reads!.get(`groups:${senderId}`, () => groupIdsContainingUser(app.db, senderId));
+  const holdsSendGroup = together ? together.senderHoldsSendGroup : senderGroups?.has(ch.can_send_message_group_id);
+  const sendCheck = input.internal ? Promise.resolve() : checkChannelSend(app, sender, ch, holdsSendGroup);
   const first = together
     ? Promise.resolve(together.firstId)
     : topicError === undefined
@@ -190,17 +198,19 @@ async function addressChannel(app: AppCtx, sender: UserRow, realm: RealmRow, set
   // Straight on the connection on SQLite (store/prepared.ts directRead): every channel send reads it.
   const subsQuery = together
     ? Promise.resolve(together.subs)
-    : directRead<{ user_id: number; is_muted: number; muter: number | null }>(app.db, SUBSCRIBERS_SQLITE, [senderId, channelId], () =>
-        app.db
-          .selectFrom('subscriptions')
-          .innerJoin('users', 'users.id', 'subscriptions.user_id')
-          // Joined here rather than read apart: the send path's statement count stays constant.
-          .leftJoin('muted_users', (j) => j.onRef('muted_users.user_id', '=', 'subscriptions.user_id').on('muted_users.muted_user_id', '=', senderId))
-          .select(['subscriptions.user_id', 'subscriptions.is_muted', 'muted_users.user_id as muter'])
-          .where('subscriptions.channel_id', '=', channelId)
-          .where('subscriptions.active', '=', 1)
-          .where('users.is_active', '=', 1)
-          .execute(),
+    : reads!.get(`subs:${channelId}:${senderId}`, () =>
+        directRead<{ user_id: number; is_muted: number; muter: number | null }>(app.db, SUBSCRIBERS_SQLITE, [senderId, channelId], () =>
+          app.db
+            .selectFrom('subscriptions')
+            .innerJoin('users', 'users.id', 'subscriptions.user_id')
+            // Joined here rather than read apart: the send path's statement count stays constant.
+            .leftJoin('muted_users', (j) => j.onRef('muted_users.user_id', '=', 'subscriptions.user_id').on('muted_users.muted_user_id', '=', senderId))
+            .select(['subscriptions.user_id', 'subscriptions.is_muted', 'muted_users.user_id as muter'])
+            .where('subscriptions.channel_id', '=', channelId)
+            .where('subscriptions.active', '=', 1)
+            .where('users.is_active', '=', 1)
+            .execute(),
+        ).then((rows) => Object.freeze(rows.map(frozen))),
       );
   // Whatever is thrown first below, the other reads must not reject unobserved.
   first.catch(() => {});
@@ -209,7 +219,7 @@ async function addressChannel(app: AppCtx, sender: UserRow, realm: RealmRow, set
   if (topicError !== undefined) throw topicError;
 
   const newTopic = (await first) === undefined;
-  if (newTopic && !input.internal) await checkCanCreateTopic(app.db, sender, ch);
+  if (newTopic && !input.internal) await checkCanCreateTopic(app.db, sender, ch, senderGroups);
   const policy = effectiveTopicsPolicy(ch.topics_policy, settings.topics_policy);
   const display = settings.realm_empty_topic_display_name;
   if (policy === 'disable_empty_topic' && topic === '') throw badRequest(`Sending messages to the ${display} topic is not allowed in this channel.`);
@@ -228,6 +238,9 @@ async function addressChannel(app: AppCtx, sender: UserRow, realm: RealmRow, set
     muters: new Set(subs.filter((s) => s.muter !== null).map((s) => s.user_id)),
   };
 }
+
+/** A row shared between sends (send-read-cache.ts) is frozen, so a change by mistake throws instead of leaking into other sends. */
+const frozen = <T extends object | undefined>(row: T): T => (row === undefined ? row : Object.freeze(row));
 
 interface SendChannelRead {
   readonly channel: ChannelRow | undefined;

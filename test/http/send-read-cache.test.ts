@@ -1,0 +1,125 @@
+import Database from 'better-sqlite3';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkMessage } from '../../src/domain/actions/message-send.js';
+import { createChannel, sendChannelMessage } from '../support/messages.js';
+import { expectError, expectSuccess, startTestServer, storeKind, type TestServer } from '../support/server.js';
+
+/**
+ * The reads of a channel send kept while nothing has been committed
+ * (src/domain/send-read-cache.ts, SQLite on a file). The channel, the
+ * sender's groups and the subscribers with their muters are read once per
+ * committed state; every commit, by this process or another, makes the next
+ * send read them again. Each write below comes after the cache was filled,
+ * and the send after it must see it: who receives the message, who muted the
+ * sender, whether the sender may post, what the channel is called.
+ */
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(async () => t.close());
+
+const recipientsOf = async (messageId: number): Promise<number[]> =>
+  (await t.app.ctx.db.selectFrom('user_messages').select('user_id').where('message_id', '=', messageId).orderBy('user_id').execute()).map((r) => r.user_id);
+const flagsOf = async (messageId: number, userId: number): Promise<number> =>
+  (await t.app.ctx.db.selectFrom('user_messages').select('flags').where('message_id', '=', messageId).where('user_id', '=', userId).executeTakeFirstOrThrow()).flags;
+const ids = (...names: ('hamlet' | 'cordelia' | 'othello' | 'iago')[]): number[] => names.map((n) => t.users[n].id).sort((a, b) => a - b);
+
+/** Fills the cache for hamlet's sends to `channel` (a check writes nothing, so the generation stays). */
+async function warm(channel: string): Promise<void> {
+  const sender = await t.row(t.users.hamlet.id);
+  await checkMessage(t.app.ctx, sender, { type: 'stream', to: channel, topic: 'warm', content: 'x' });
+}
+
+describe.runIf(storeKind() === 'sqlite')('the reads of a channel send, kept while nothing is committed', () => {
+  it('are read once per committed state: three statements fewer, and all of them again after any commit', async () => {
+    await createChannel(t, 'cache counts', ['hamlet', 'cordelia']);
+    const sender = await t.row(t.users.hamlet.id);
+    const stats = t.app.ctx.store.stats;
+    const count = async (): Promise<number> => {
+      const before = stats.queries;
+      await checkMessage(t.app.ctx, sender, { type: 'stream', to: 'cache counts', topic: 'counted', content: 'x' });
+      return stats.queries - before;
+    };
+    // The generation, the channel, the sender's groups, the topic's first message, the subscribers.
+    // The generation, the channel, the sender's groups (for posting and for a new topic), the
+    // topic's first message, the subscribers.
+    expect(await count()).toBe(5);
+    // The generation and the topic's first message (a send may have created the topic).
+    expect(await count()).toBe(2);
+    expect(await count()).toBe(2);
+    await sendChannelMessage(t, 'cordelia', 'cache counts', 'other', 'a commit');
+    expect(await count()).toBe(5);
+    expect(await count()).toBe(2);
+  });
+
+  it('a subscription added or removed is seen by the next send', async () => {
+    await createChannel(t, 'cache subs', ['hamlet', 'cordelia']);
+    await warm('cache subs');
+    expectSuccess(await t.post('/users/me/subscriptions', { subscriptions: [{ name: 'cache subs' }] }, 'othello'));
+    expect(await recipientsOf(await sendChannelMessage(t, 'hamlet', 'cache subs', 't', 'one'))).toEqual(ids('hamlet', 'cordelia', 'othello'));
+    await warm('cache subs');
+    expectSuccess(await t.delete('/users/me/subscriptions', { subscriptions: ['cache subs'] }, 'cordelia'));
+    expect(await recipientsOf(await sendChannelMessage(t, 'hamlet', 'cache subs', 't', 'two'))).toEqual(ids('hamlet', 'othello'));
+  });
+
+  it("a mute of the sender is seen by the next send (the muter's copy arrives read)", async () => {
+    await createChannel(t, 'cache mutes', ['hamlet', 'cordelia']);
+    const before = await sendChannelMessage(t, 'hamlet', 'cache mutes', 't', 'before');
+    expect(await flagsOf(before, t.users.cordelia.id) & 1).toBe(0);
+    await warm('cache mutes');
+    expectSuccess(await t.post(`/users/me/muted_users/${t.users.hamlet.id}`, {}, 'cordelia'));
+    const after = await sendChannelMessage(t, 'hamlet', 'cache mutes', 't', 'after');
+    expect(await flagsOf(after, t.users.cordelia.id) & 1).toBe(1);
+    expectSuccess(await t.delete(`/users/me/muted_users/${t.users.hamlet.id}`, {}, 'cordelia'));
+  });
+
+  it('a deactivated subscriber receives nothing from the next send', async () => {
+    await createChannel(t, 'cache active', ['hamlet', 'cordelia', 'othello']);
+    await warm('cache active');
+    expectSuccess(await t.delete(`/users/${t.users.othello.id}`, {}, 'iago'));
+    expect(await recipientsOf(await sendChannelMessage(t, 'hamlet', 'cache active', 't', 'x'))).toEqual(ids('hamlet', 'cordelia'));
+    expectSuccess(await t.post(`/users/${t.users.othello.id}/reactivate`, {}, 'iago'));
+  });
+
+  it("the channel's name and who may post are read again after a change", async () => {
+    const id = await createChannel(t, 'cache perms', ['hamlet', 'cordelia']);
+    await warm('cache perms');
+    expectSuccess(await t.patch(`/streams/${id}`, { new_name: 'cache perms renamed' }, 'iago'));
+    expectError(await t.post('/messages', { type: 'stream', to: 'cache perms', topic: 't', content: 'x' }, 'hamlet'), 400, 'STREAM_DOES_NOT_EXIST', "Channel 'cache perms' does not exist", {
+      stream: 'cache perms',
+    });
+    await warm('cache perms renamed');
+    const admins = (await t.app.ctx.db.selectFrom('user_groups').select('id').where('realm_id', '=', t.realmId).where('name', '=', 'role:administrators').executeTakeFirstOrThrow()).id;
+    expectSuccess(await t.patch(`/streams/${id}`, { can_send_message_group: JSON.stringify({ new: admins }) }, 'iago'));
+    expectError(await t.post('/messages', { type: 'stream', to: 'cache perms renamed', topic: 't', content: 'x' }, 'hamlet'), 400, 'BAD_REQUEST', 'You do not have permission to post in this channel.');
+    // The sender's groups: made an administrator, hamlet may post again.
+    await warm('cache perms renamed').catch(() => {});
+    expectSuccess(await t.patch(`/users/${t.users.hamlet.id}`, { role: 200 }, 'owner'));
+    expectSuccess(await t.post('/messages', { type: 'stream', to: 'cache perms renamed', topic: 't', content: 'x' }, 'hamlet'));
+    expectSuccess(await t.patch(`/users/${t.users.hamlet.id}`, { role: 400 }, 'owner'));
+  });
+
+  it('a commit by another connection (another process, the CLI) is seen by the next send', async () => {
+    await createChannel(t, 'cache other process', ['hamlet', 'cordelia', 'othello']);
+    await warm('cache other process');
+    const other = new Database(path.join(t.config.dataDir, 'parley.sqlite3'));
+    try {
+      const channelId = (other.prepare('SELECT id FROM channels WHERE name = ?').get('cache other process') as { id: number }).id;
+      other.prepare('UPDATE subscriptions SET active = 0 WHERE user_id = ? AND channel_id = ?').run(t.users.othello.id, channelId);
+    } finally {
+      other.close();
+    }
+    expect(await recipientsOf(await sendChannelMessage(t, 'hamlet', 'cache other process', 't', 'x'))).toEqual(ids('hamlet', 'cordelia'));
+  });
+
+  it('the rows shared between sends are frozen', async () => {
+    await createChannel(t, 'cache frozen', ['hamlet', 'cordelia']);
+    const sender = await t.row(t.users.hamlet.id);
+    const checked = await checkMessage(t.app.ctx, sender, { type: 'stream', to: 'cache frozen', topic: 't', content: 'x' });
+    expect(Object.isFrozen(checked.addressed.channel)).toBe(true);
+    const again = await checkMessage(t.app.ctx, sender, { type: 'stream', to: 'cache frozen', topic: 't', content: 'x' });
+    expect(again.addressed.channel).toBe(checked.addressed.channel);
+  });
+});
