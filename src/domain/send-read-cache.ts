@@ -30,6 +30,7 @@ interface Generation {
 }
 
 const generations = new WeakMap<AppCtx, Generation>();
+const MAX_ENTRIES = 10_000;
 
 export interface SendReads {
   /** `read()` under `key`, or the value read in this generation. A read that fails is not kept. */
@@ -54,6 +55,9 @@ export function sendReads(app: AppCtx, use = true): SendReads {
     get<T>(key: string, read: () => Promise<T>): Promise<T> {
       const hit = values.get(key);
       if (hit) return hit as Promise<T>;
+      // A long quiet spell (no commit) with sends to many channels, or to many names that do not
+      // exist, must not grow the map without bound: past MAX_ENTRIES it starts over.
+      if (values.size >= MAX_ENTRIES) values.clear();
       const value = read();
       values.set(key, value);
       value.catch(() => {
@@ -62,4 +66,9 @@ export function sendReads(app: AppCtx, use = true): SendReads {
       return value;
     },
   };
+}
+
+/** How many reads the current generation holds (tests). */
+export function sendReadEntries(app: AppCtx): number {
+  return generations.get(app)?.values.size ?? 0;
 }

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkMessage } from '../../src/domain/actions/message-send.js';
+import { sendReadEntries, sendReads } from '../../src/domain/send-read-cache.js';
 import { createChannel, sendChannelMessage } from '../support/messages.js';
 import { expectError, expectSuccess, startTestServer, storeKind, type TestServer } from '../support/server.js';
 
@@ -112,6 +113,18 @@ describe.runIf(storeKind() === 'sqlite')('the reads of a channel send, kept whil
       other.close();
     }
     expect(await recipientsOf(await sendChannelMessage(t, 'hamlet', 'cache other process', 't', 'x'))).toEqual(ids('hamlet', 'cordelia'));
+  });
+
+  it('holds at most 10,000 reads per generation (sends to many channels, or names that do not exist, between commits)', async () => {
+    const reads = sendReads(t.app.ctx);
+    for (let i = 0; i < 10_000; i++) expect(await reads.get(`bound:${i}`, async () => i)).toBe(i);
+    expect(sendReadEntries(t.app.ctx)).toBe(10_000);
+    expect(await reads.get('bound:0', async () => -1)).toBe(0);
+    expect(await reads.get('bound:10000', async () => 10_000)).toBe(10_000);
+    expect(sendReadEntries(t.app.ctx)).toBe(1);
+    // A read that fails is not kept.
+    await expect(reads.get('bound:failed', () => Promise.reject(new Error('no')))).rejects.toThrow('no');
+    expect(sendReadEntries(t.app.ctx)).toBe(1);
   });
 
   it('the rows shared between sends are frozen', async () => {
