@@ -160,28 +160,20 @@ export function openStore(opts: StoreOptions): Store {
       stats.queryMs += performance.now() - started;
     }
   });
+  /** One PRAGMA data_version, counted and timed like any statement. */
+  const readVersion = (stmt: SQLite.Statement): number => {
+    const started = performance.now();
+    try {
+      return stmt.get() as number;
+    } finally {
+      stats.queries++;
+      stats.queryMs += performance.now() - started;
+    }
+  };
   const dataVersionStmt = sqlite.prepare('PRAGMA data_version').pluck();
-  const dataVersion = (): number | undefined => {
-    if (sqlite.inTransaction) return undefined;
-    const started = performance.now();
-    try {
-      return dataVersionStmt.get() as number;
-    } finally {
-      stats.queries++;
-      stats.queryMs += performance.now() - started;
-    }
-  };
+  const dataVersion = (): number | undefined => (sqlite.inTransaction ? undefined : readVersion(dataVersionStmt));
   let committedVersionStmt: SQLite.Statement | undefined;
-  const committedVersion = (): number => {
-    const started = performance.now();
-    try {
-      committedVersionStmt ??= (reader ??= openReader()!).prepare('PRAGMA data_version').pluck();
-      return committedVersionStmt.get() as number;
-    } finally {
-      stats.queries++;
-      stats.queryMs += performance.now() - started;
-    }
-  };
+  const committedVersion = (): number => readVersion((committedVersionStmt ??= (reader ??= openReader()!).prepare('PRAGMA data_version').pluck()));
   // WAL checkpoints in a worker thread once the WAL grows (sqlite-checkpointer.ts).
   const checkpointer = file === ':memory:' ? undefined : startCheckpointer(sqlite, file);
   schemaCreators.set(db, () => createSqliteSchema(sqlite));

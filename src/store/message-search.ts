@@ -4,7 +4,7 @@ import type { TxDb } from '../domain/context.js';
 import type { MessageRow } from './messages.js';
 import { FLAG_PRIVATE, FLAG_READ } from '../domain/rules/message-flags.js';
 import { fts5Match, type SearchQuery } from '../domain/rules/search-text.js';
-import { dialectOf, type Dialect } from './migrations/helpers.js';
+import { dialectOf, textKeyEquals, type Dialect } from './migrations/helpers.js';
 
 type AnyDb = Db | TxDb;
 
@@ -114,8 +114,7 @@ function condition(c: Condition, idCol: RawBuilder<unknown>, dialect: Dialect, d
     case 'dm':
       // Channel messages have no dm_key: the negated form must still keep them.
       // PostgreSQL's index of a conversation's messages is over md5(dm_key) (migration 1700).
-      if (c.negated) return sql`COALESCE(m.dm_key, '') <> ${c.key}`;
-      return dialect === 'postgres' ? sql`md5(m.dm_key) = md5(${c.key}) AND m.dm_key = ${c.key}` : sql`m.dm_key = ${c.key}`;
+      return c.negated ? sql`COALESCE(m.dm_key, '') <> ${c.key}` : textKeyEquals(dialect, 'm.dm_key', c.key);
     case 'dm_including': {
       const hit = sql`(',' || m.dm_key || ',') LIKE ${`%,${c.userId},%`}`;
       const group = c.groupsOnly ? sql` AND (length(m.dm_key) - length(replace(m.dm_key, ',', ''))) >= 2` : sql``;

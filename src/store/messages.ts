@@ -3,7 +3,7 @@ import { preparedOnPostgres, type Db } from './db.js';
 import type { TxDb } from '../domain/context.js';
 import type { MessageTable, ReactionTable } from './messages-schema.js';
 import { isStorableId } from './channels.js';
-import { dialectOf } from './migrations/helpers.js';
+import { dialectOf, textKeyEquals } from './migrations/helpers.js';
 import { directRead, readCompiled } from './prepared.js';
 
 type AnyDb = Db | TxDb;
@@ -224,17 +224,15 @@ export async function recipientId(db: AnyDb, realmId: number, type: number, type
 
 /** The direct-message group of exactly these users, created when missing; returns its recipient id. */
 export async function groupRecipientId(db: AnyDb, realmId: number, key: string, size: number): Promise<number> {
-  // On PostgreSQL the unique index is over md5(user_ids_key) (migration 1700,
-  // a large group's key can outgrow a B-tree entry): the lookups name that
-  // expression so that they use it, and the insert names no conflict target.
-  const hashed = dialectOf(db as never) === 'postgres' ? sql<boolean>`md5(user_ids_key) = md5(${key})` : sql<boolean>`true`;
+  // On PostgreSQL the unique index is over md5(user_ids_key) (migration 1700): the
+  // lookups compare through textKeyEquals, and the insert names no conflict target.
+  const dialect = dialectOf(db as never);
   const found = await db
     .selectFrom('direct_message_groups as g')
     .innerJoin('recipients as r', (j) => j.onRef('r.type_id', '=', 'g.id').on('r.type', '=', 3))
     .select('r.id')
     .where('g.realm_id', '=', realmId)
-    .where(hashed)
-    .where('g.user_ids_key', '=', key)
+    .where(textKeyEquals(dialect, 'g.user_ids_key', key))
     .executeTakeFirst();
   if (found) return found.id;
   await db
@@ -242,15 +240,14 @@ export async function groupRecipientId(db: AnyDb, realmId: number, key: string, 
     .values({ realm_id: realmId, user_ids_key: key, group_size: size })
     .onConflict((oc) => oc.doNothing())
     .execute();
-  const g = await db.selectFrom('direct_message_groups').select('id').where('realm_id', '=', realmId).where(hashed).where('user_ids_key', '=', key).executeTakeFirstOrThrow();
+  const g = await db.selectFrom('direct_message_groups').select('id').where('realm_id', '=', realmId).where(textKeyEquals(dialect, 'user_ids_key', key)).executeTakeFirstOrThrow();
   return recipientId(db, realmId, 3, g.id);
 }
 
 /** Whether a conversation (dm_key) already has messages. */
 export async function conversationExists(db: AnyDb, dmKey: string): Promise<boolean> {
   // PostgreSQL's messages_dm is over md5(dm_key) (migration 1700).
-  const hashed = dialectOf(db as never) === 'postgres' ? sql<boolean>`md5(dm_key) = md5(${dmKey})` : sql<boolean>`true`;
-  const r = await db.selectFrom('messages').select('id').where(hashed).where('dm_key', '=', dmKey).limit(1).executeTakeFirst();
+  const r = await db.selectFrom('messages').select('id').where(textKeyEquals(dialectOf(db as never), 'dm_key', dmKey)).limit(1).executeTakeFirst();
   return r !== undefined;
 }
 

@@ -171,22 +171,23 @@ async function addressChannel(app: AppCtx, sender: UserRow, realm: RealmRow, set
   // SQLite: the channel, the sender's groups and the subscribers are kept while
   // nothing has been committed since they were read (domain/send-read-cache.ts);
   // the topic's first message is read each time (sends create topics).
-  const reads = together ? undefined : sendReads(app, !input.internal);
+  // (PostgreSQL has no generation: every read runs there, and `together` answered them.)
+  const reads = sendReads(app, !input.internal);
   let ch: ChannelRow | undefined;
   if (typeof to === 'number') {
     const id = to;
-    ch = together ? together.channel : await reads!.get(`id:${realm.id}:${id}`, () => channelById(app.db, realm.id, id).then(frozen));
+    ch = together ? together.channel : await reads.get(`id:${realm.id}:${id}`, () => channelById(app.db, realm.id, id).then(frozen));
     if (!ch) throw new JsonableError(`Channel with ID '${to}' does not exist`, { code: 'STREAM_DOES_NOT_EXIST', data: { stream_id: to } });
   } else {
     const name = to.trim();
-    ch = together ? together.channel : await reads!.get(`name:${realm.id}:${name.toLowerCase()}`, () => channelByName(app.db, realm.id, name).then(frozen));
+    ch = together ? together.channel : await reads.get(`name:${realm.id}:${name.toLowerCase()}`, () => channelByName(app.db, realm.id, name).then(frozen));
     if (!ch) throw new JsonableError(`Channel '${name}' does not exist`, { code: 'STREAM_DOES_NOT_EXIST', data: { stream: name } });
   }
   // The permission check, the topic's first message and the subscribers are
   // independent reads: issue them together (on PostgreSQL the last two came with
   // the channel; on SQLite they run one after another), then judge them in
   // Zulip's order, so errors are unchanged.
-  const senderGroups = together || input.internal ? undefined : await reads!.get(`groups:${senderId}`, () => groupIdsContainingUser(app.db, senderId));
+  const senderGroups = together || input.internal ? undefined : await reads.get(`groups:${senderId}`, () => groupIdsContainingUser(app.db, senderId));
   const holdsSendGroup = together ? together.senderHoldsSendGroup : senderGroups?.has(ch.can_send_message_group_id);
   const sendCheck = input.internal ? Promise.resolve() : checkChannelSend(app, sender, ch, holdsSendGroup);
   const first = together
@@ -198,7 +199,7 @@ async function addressChannel(app: AppCtx, sender: UserRow, realm: RealmRow, set
   // Straight on the connection on SQLite (store/prepared.ts directRead): every channel send reads it.
   const subsQuery = together
     ? Promise.resolve(together.subs)
-    : reads!.get(`subs:${channelId}:${senderId}`, () =>
+    : reads.get(`subs:${channelId}:${senderId}`, () =>
         directRead<{ user_id: number; is_muted: number; muter: number | null }>(app.db, SUBSCRIBERS_SQLITE, [senderId, channelId], () =>
           app.db
             .selectFrom('subscriptions')

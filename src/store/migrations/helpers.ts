@@ -1,4 +1,4 @@
-import type { CreateTableBuilder, Kysely } from 'kysely';
+import type { CreateTableBuilder, Kysely, RawBuilder } from 'kysely';
 import { sql } from 'kysely';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -13,6 +13,16 @@ export function withId<T extends string>(db: Kysely<any>, tb: CreateTableBuilder
   return dialectOf(db) === 'postgres'
     ? tb.addColumn('id', 'integer', (c) => c.primaryKey().generatedByDefaultAsIdentity())
     : tb.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
+}
+
+/**
+ * `column = key` for a text key that PostgreSQL indexes by its md5() (migration 1700: the
+ * key of a direct-message conversation can outgrow a B-tree entry). There the md5 comparison
+ * lets the planner use that index, and the plain one keeps the answer exact.
+ */
+export function textKeyEquals(dialect: Dialect, column: string, key: string): RawBuilder<boolean> {
+  const col = sql.ref(column);
+  return dialect === 'postgres' ? sql<boolean>`md5(${col}) = md5(${key}) AND ${col} = ${key}` : sql<boolean>`${col} = ${key}`;
 }
 
 export { sql };
