@@ -1,13 +1,14 @@
 // P8 (SQLite) and P9 (PostgreSQL): sustained POST /messages to a channel with
 // 50 subscribers, each holding a registered event queue (fan-out into 50
-// queues per message, drained in the background), with Markdown content.
+// queues per message, drained by a worker thread, bench/queue-drainer.mjs), with Markdown content.
 // Figures: the maximum send rate (and the server's CPU time per send there, which includes
 // its share of the drainer's polls), and p50/p99 at a paced 600 msg/s (P8) or
 // 400 msg/s (P9) (performance.md, raised 2026-11-25). Loopback only, bounded in time.
 // Targets: P8 >= 1,000 msg/s at most, p99 <= 50 ms paced; P9 >= 600 msg/s, p99 <= 100 ms.
 //   node bench/p8-p9-send-messages.mjs            (both; BENCH_ONLY=sqlite|postgres, BENCH_RUNS=3, BENCH_DURATION=5)
+import { Worker } from 'node:worker_threads';
 import { load, loadWithCpu, median, record, startParley, table } from './lib.mjs';
-import { call, makeUsers, register } from './events-lib.mjs';
+import { makeUsers, register } from './events-lib.mjs';
 import { createChannel, freshPgDatabase, ownerId } from './messages-lib.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -22,25 +23,26 @@ async function runFor(kind) {
   // there (--cpu-prof) go in BENCH_SERVER_NODE_ARGS (bench/lib.mjs startParley).
   if (process.env.BENCH_SERVER_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_SERVER_NODE_OPTIONS;
   const server = await startParley(env);
-  let draining = true;
+  let stopDrainer;
   try {
     const me = await ownerId(server);
     const users = await makeUsers(server, SUBSCRIBERS - 1, 'sub');
     await createChannel(server, 'bench', [me, ...users.map((u) => u.id)]);
     const queues = [];
     for (const u of [{ auth: server.auth }, ...users]) queues.push(await register(server.base, u.auth, { event_types: ['message'] }));
-    // Keep every queue's backlog short, as connected clients would.
-    const drainer = (async () => {
-      while (draining) {
-        await Promise.all(
-          queues.map(async (q) => {
-            const r = await call(server.base, q.auth, 'GET', '/events', { queue_id: q.queueId, last_event_id: q.last, dont_block: true });
-            if (r.result === 'success' && r.events.length) q.last = r.events[r.events.length - 1].id;
-          }),
-        );
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    })();
+    // Keep every queue's backlog short, as connected clients would: a worker thread polls them
+    // (bench/queue-drainer.mjs), apart from autocannon's thread, whose latencies it would stretch.
+    const drainer = new Worker(new URL('./queue-drainer.mjs', import.meta.url), { workerData: { base: server.base, queues, intervalMs: 250 } });
+    const drained = new Promise((resolve, reject) => {
+      drainer.once('message', resolve);
+      drainer.once('error', reject);
+    });
+    stopDrainer = async () => {
+      drainer.postMessage('stop');
+      const totals = await drained;
+      await drainer.terminate();
+      return totals;
+    };
     const body = new URLSearchParams({ type: 'stream', to: 'bench', topic: 'load', content: CONTENT }).toString();
     const req = {
       url: `${server.base}/api/v1/messages`,
@@ -57,8 +59,9 @@ async function runFor(kind) {
     const rate = kind === 'postgres' ? 400 : 600;
     const paced = [];
     for (let i = 0; i < RUNS; i++) paced.push(await load({ ...req, duration: DURATION, connections: 16, overallRate: rate }));
-    draining = false;
-    await drainer;
+    const totals = await stopDrainer();
+    stopDrainer = undefined;
+    if (totals.failures > 0 || totals.events === 0) throw new Error(`queue drainer: ${JSON.stringify(totals)}`);
     return {
       kind,
       max_rps: Math.round(median(max.map((r) => r.rps))),
@@ -70,7 +73,7 @@ async function runFor(kind) {
       errors: [...max, ...paced].reduce((s, r) => s + r.errors, 0),
     };
   } finally {
-    draining = false;
+    await stopDrainer?.().catch(() => undefined);
     await server.stop();
     if (pgdb) await pgdb.drop();
   }
