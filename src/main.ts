@@ -8,13 +8,17 @@ async function main(): Promise<void> {
   const [{ buildApp, bootstrapRealm }, { loadConfig, realmUrl }] = await Promise.all([import('./app.js'), import('./config.js')]);
   const config = loadConfig();
   const app = await buildApp(config);
-  await bootstrapRealm(app.ctx, { announce: true });
+  const boot = await bootstrapRealm(app.ctx, { announce: true, initialContent: 'after-listen' });
   await app.http.listen({ host: config.host, port: config.port });
-  startupDone();
-  // Memory back after bursts, once the server is quiet (P6/P7); the main server process only, never in tests.
-  if (config.idleGc) (await import('./idle-gc.js')).startIdleGc();
-  app.ctx.log.info({ url: realmUrl(config), store: app.ctx.store.dialect }, 'Parley is serving the web app at / and the API at /api/v1');
+  // A new organization's channels and Welcome Bot's messages, once the server answers (app.ts).
+  // A failure is logged: the organization and its owner exist, and the server keeps serving.
+  const post = boot.postInitialContent;
+  const posting = post && new Promise<void>((resolve) => setImmediate(resolve)).then(post).catch((err: unknown) => app.ctx.log.error({ err }, 'the initial channels and messages could not be posted'));
+  // The start ends with them: until then the young generation stays small (P7, start-heap.ts).
+  if (posting) void posting.then(startupDone);
+  else startupDone();
 
+  // Set in the same turn as the listen: no request can be answered before a stop is graceful.
   let closing = false;
   const shutdown = async (signal: string): Promise<void> => {
     if (closing) return;
@@ -24,6 +28,8 @@ async function main(): Promise<void> {
       // Readiness goes 503 first, so a load balancer stops sending new requests before the server closes.
       app.health.draining = true;
       if (config.drainDelayMs > 0) await new Promise((r) => setTimeout(r, config.drainDelayMs));
+      // A stop right after the first start lets Welcome Bot finish before the database closes.
+      await posting;
       await app.close();
     } finally {
       process.exit(0);
@@ -31,6 +37,10 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  // Memory back after bursts, once the server is quiet (P6/P7); the main server process only, never in tests.
+  if (config.idleGc) (await import('./idle-gc.js')).startIdleGc();
+  app.ctx.log.info({ url: realmUrl(config), store: app.ctx.store.dialect }, 'Parley is serving the web app at / and the API at /api/v1');
 }
 
 main().catch((err: unknown) => {

@@ -109,4 +109,19 @@ describe('the Zulip mobile app decodes our answers', () => {
     expect(Object.keys(data.code_to_names).some((c) => c.includes('fe0f'))).toBe(false);
     expect(Object.keys(data.code_to_names).length).toBeGreaterThan(1500);
   });
+
+  it('another file name beside the emoji data is a missing static file, as elsewhere under /static', async () => {
+    const { server_emoji_data_url: url } = expectSuccess(await t.post('/register', APP_REGISTER_PARAMS, 'hamlet'));
+    const base = await t.listen();
+    const path = new URL(url).pathname;
+    const missing = async (p: string) => {
+      const res = await fetch(base + p);
+      return { status: res.status, body: await res.json() };
+    };
+    const elsewhere = await missing('/static/no-such-file.json');
+    expect(elsewhere).toEqual({ status: 404, body: { result: 'error', msg: 'Not Found', code: 'BAD_REQUEST' } });
+    expect(await missing(path.replace(/emoji_api\.[0-9a-f]+/, 'emoji_api.0000'))).toEqual(elsewhere);
+    expect(await missing('/static/generated/emoji/other.json')).toEqual(elsewhere);
+    expect((await fetch(base + path)).status).toBe(200);
+  });
 });

@@ -142,6 +142,11 @@ export async function createInitialRealmContent(app: AppCtx, realmId: number, ow
   });
   const byName = new Map(channels.map((c) => [c.name, c]));
   for (const m of initialMessages()) {
+    // Each send is its own transaction; between them the event loop takes the requests that
+    // arrived meanwhile (the server answers while Welcome Bot posts, src/app.ts). Without this
+    // the sends, whose statements are synchronous on SQLite, would run back to back in
+    // microtasks and hold every request until the last one.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     await internalSendChannelMessage(app, { realmId, bot: 'welcome', channelId: byName.get(m.channel)!.id, topic: m.topic, content: m.content });
   }
   return channels;
