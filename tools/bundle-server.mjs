@@ -33,7 +33,37 @@ export const EXTERNAL = [
   '@aws-sdk/*',
 ];
 
+// Node built-ins that two bundled packages require when they load but use only in features
+// Parley never turns on: Fastify's lib/server.js (node:https and node:http2, for its own
+// https/http2 servers; Parley passes a serverFactory) and prom-client's pushgateway (https).
+// Loading them, with TLS, was 2-3% of a cold start (P10, docs/performance.md). Each such
+// require becomes an object that loads the module at its first property read. The build
+// fails if a package no longer has the line, so an upgrade cannot silently undo this.
+const LAZY_BUILTINS = [
+  { file: 'node_modules/fastify/lib/server.js', requires: ["const https = require('node:https')", "const http2 = require('node:http2')"] },
+  { file: 'node_modules/prom-client/lib/pushgateway.js', requires: ["const https = require('https')"] },
+];
+const lazyBuiltins = {
+  name: 'lazy-builtins',
+  setup(build) {
+    for (const { file, requires } of LAZY_BUILTINS) {
+      const full = path.join(root, file);
+      build.onLoad({ filter: new RegExp(`^${full.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`) }, async () => {
+        let code = await fs.promises.readFile(full, 'utf8');
+        for (const line of requires) {
+          if (!code.includes(line)) throw new Error(`${file} no longer has: ${line}`);
+          const [, name, id] = /^const (\w+) = require\('([^']+)'\)$/.exec(line);
+          code = code.replace(line, `const ${name} = lazyBuiltin(${JSON.stringify(id)})`);
+        }
+        code += `\nfunction lazyBuiltin (id) {\n  let mod\n  return new Proxy({}, { get: (_, key) => (mod ??= require(id))[key] })\n}\n`;
+        return { contents: code, loader: 'js' };
+      });
+    }
+  },
+};
+
 await esbuild.build({
+  plugins: [lazyBuiltins],
   entryPoints: [path.join(root, 'dist/src/main.js')],
   outfile: path.join(root, 'dist/src/server.cjs'),
   bundle: true,
