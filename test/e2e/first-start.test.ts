@@ -1,24 +1,22 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDir, buildOnce, freePort, spawnServer, waitForAnswer } from '../support/built-server.js';
 import { storeKind } from '../support/server.js';
 
 /**
- * The built server's first start on an empty data dir (`node dist/src/main.js`):
+ * The built server's first start on an empty data dir (`node <build>/src/main.js`):
  * the organization, its owner and the system bots exist before it answers, and
  * the first channels and Welcome Bot's messages are posted right after it starts
  * listening (src/app.ts, bootstrapRealm's 'after-listen'; P10 in
  * docs/performance.md). A client that registered meanwhile hears every message
  * it was not given as an event; a stop right after the start waits for them.
- * Runs in the sqlite project only (one build of dist/ per test run).
+ * Runs in the sqlite project only, on a build of its own.
  */
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const MAIN = path.join(ROOT, 'dist/src/main.js');
+let MAIN = '';
 const skip = storeKind() !== 'sqlite';
 
 const WELCOME_TOPICS = [
@@ -36,16 +34,6 @@ const WELCOME_TOPICS = [
   ['Parley', 'welcome to Parley!'],
 ];
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = http.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 interface Running {
   readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
@@ -59,32 +47,9 @@ const dirs: string[] = [];
 /** Starts the server and resolves at its first 200 on /server_settings (polled every 2 ms, as bench/p7-p10 does). */
 async function start(dataDir: string): Promise<Running> {
   const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], {
-    env: {
-      ...process.env,
-      PARLEY_PORT: String(port),
-      PARLEY_DATA_DIR: dataDir,
-      PARLEY_LOG_LEVEL: 'warn',
-      PARLEY_OWNER_PASSWORD: 'first-Start-pa55',
-      PARLEY_PASSWORD_HASH_COST: 'fast',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const { child, exited } = spawnServer(MAIN, { PARLEY_PORT: String(port), PARLEY_DATA_DIR: dataDir, PARLEY_OWNER_PASSWORD: 'first-Start-pa55' });
   const base = `http://127.0.0.1:${port}/api/v1`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error('server did not start');
-    }
-    try {
-      if ((await fetch(`${base}/server_settings`)).ok) break;
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 2));
-  }
+  await waitForAnswer(child, `${base}/server_settings`, 2);
   const rc = fs.readFileSync(path.join(dataDir, 'zuliprc'), 'utf8');
   const auth = 'Basic ' + Buffer.from(`${/email=(.*)/.exec(rc)![1]!.trim()}:${/key=(.*)/.exec(rc)![1]!.trim()}`).toString('base64');
   const running = { child, exited, base, auth };
@@ -128,14 +93,7 @@ async function waitForContent(r: Running): Promise<{ id: number; row: [string, s
 }
 
 beforeAll(() => {
-  if (skip) return;
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  try {
-    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'ignore', timeout: 240_000 });
-  } catch {
-    /* checked below */
-  }
-  if (!fs.existsSync(MAIN)) throw new Error('dist/src/main.js was not built');
+  if (!skip) MAIN = buildOnce(buildDir('parley-first-start-build'));
 }, 300_000);
 
 afterAll(async () => {

@@ -1,10 +1,10 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, spawnServer, waitForAnswer } from '../support/built-server.js';
 import { storeKind } from '../support/server.js';
 
 /**
@@ -18,16 +18,6 @@ const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../.
 const MAIN = path.join(ROOT, 'dist/src/main.js');
 const skip = storeKind() !== 'sqlite';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = http.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 interface Running {
   child: ChildProcess;
   exited: Promise<number | null>;
@@ -38,33 +28,15 @@ let port = 0;
 let auth = '';
 
 async function start(): Promise<Running> {
-  const child = spawn(process.execPath, [MAIN], {
-    env: {
-      ...process.env,
-      PARLEY_PORT: String(port),
-      PARLEY_DATA_DIR: dataDir,
-      PARLEY_LOG_LEVEL: 'warn',
-      PARLEY_OWNER_PASSWORD: 'restart-Owner-pa55',
-      PARLEY_PASSWORD_HASH_COST: 'fast',
-      PARLEY_HEARTBEAT_MS: '20000',
-      PARLEY_HEARTBEAT_JITTER_MS: '0',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const { child, exited } = spawnServer(MAIN, {
+    PARLEY_PORT: String(port),
+    PARLEY_DATA_DIR: dataDir,
+    PARLEY_OWNER_PASSWORD: 'restart-Owner-pa55',
+    PARLEY_HEARTBEAT_MS: '20000',
+    PARLEY_HEARTBEAT_JITTER_MS: '0',
   });
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error('server did not start');
-    }
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/api/v1/server_settings`)).ok) return { child, exited };
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitForAnswer(child, `http://127.0.0.1:${port}/api/v1/server_settings`, 50);
+  return { child, exited };
 }
 
 async function api(method: string, url: string, params: Record<string, unknown> = {}): Promise<any> {

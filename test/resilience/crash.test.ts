@@ -1,12 +1,11 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDir, buildOnce, freePort } from '../support/built-server.js';
 import { createPgDatabase, storeKind } from '../support/server.js';
 
 /**
@@ -23,8 +22,7 @@ import { createPgDatabase, storeKind } from '../support/server.js';
  */
 const CYCLES = Number(process.env.CRASH_CYCLES ?? 20);
 const WORKERS = 4;
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const OUT = path.join(ROOT, 'node_modules/.cache', `parley-crash-dist-${storeKind()}`);
+const OUT = buildDir(`parley-crash-dist-${storeKind()}`);
 const MAIN = path.join(OUT, 'src/main.js');
 
 let dataDir = '';
@@ -34,16 +32,6 @@ let port = 0;
 let auth = '';
 let child: ChildProcess | undefined;
 let exited: Promise<unknown> = Promise.resolve();
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = http.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port: p } = s.address() as { port: number };
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 async function start(): Promise<void> {
   const started = spawn(process.execPath, [MAIN], {
@@ -184,14 +172,7 @@ async function checkAcked(): Promise<void> {
 }
 
 beforeAll(async () => {
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  try {
-    // Type errors elsewhere in a shared tree do not stop tsc from emitting.
-    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json', '--outDir', OUT, '--tsBuildInfoFile', path.join(OUT, '.tsbuildinfo')], { cwd: ROOT, stdio: 'ignore', timeout: 240_000 });
-  } catch {
-    /* checked below */
-  }
-  if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} was not built`);
+  buildOnce(OUT);
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-crash-'));
   if (storeKind() === 'postgres') {
     const created = await createPgDatabase('parley_crash');

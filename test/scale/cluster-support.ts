@@ -1,9 +1,8 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
+import { buildDir, buildOnce as build, freePort } from '../support/built-server.js';
 
 /**
  * Several real Parley processes (`node <build>/src/main.js`) for the
@@ -12,35 +11,12 @@ import { createRequire } from 'node:module';
  * (packages still resolve from the repository's node_modules).
  */
 
-export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-export const BUILD_DIR = path.join(ROOT, 'node_modules/.cache/parley-scale-build');
+export { ROOT, freePort } from '../support/built-server.js';
+export const BUILD_DIR = buildDir('parley-scale-build');
 export const MAIN = path.join(BUILD_DIR, 'src/main.js');
 
 /** Builds into `dir` (default BUILD_DIR); a test file running in parallel with another uses its own dir. Returns its main.js. */
-export function buildOnce(dir: string = BUILD_DIR): string {
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  const main = path.join(dir, 'src/main.js');
-  fs.rmSync(dir, { recursive: true, force: true });
-  try {
-    // Type errors elsewhere in a shared tree do not stop tsc from emitting.
-    // Its own build-info file: the shared incremental one (dist/.tsbuildinfo) would make tsc skip emitting into a fresh dir.
-    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json', '--outDir', dir, '--tsBuildInfoFile', path.join(dir, '.tsbuildinfo')], { cwd: ROOT, stdio: 'ignore', timeout: 240_000 });
-  } catch {
-    /* checked below */
-  }
-  if (!fs.existsSync(main)) throw new Error(`${main} was not built`);
-  return main;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = http.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+export const buildOnce = (dir: string = BUILD_DIR): string => build(dir);
 
 export interface Node {
   readonly name: string;
