@@ -1,13 +1,11 @@
 import dns from 'node:dns';
 import http from 'node:http';
-import { createRequire } from 'node:module';
 import net from 'node:net';
+import { lazyRequire } from '../lazy.js';
 
 // node:https, and TLS with it, loaded at the first https URL rather than at every start (P10:
 // with Fastify's and prom-client's, tools/bundle-server.mjs, 2-3% of a cold start).
-const requireBuiltin = createRequire(import.meta.url);
-let httpsModule: typeof import('node:https') | undefined;
-const https = (): typeof import('node:https') => (httpsModule ??= requireBuiltin('node:https') as typeof import('node:https'));
+const https = lazyRequire<typeof import('node:https')>('node:https');
 
 /**
  * Fetching a page a user linked, for a link preview, without letting a

@@ -47,7 +47,7 @@ const dirs: string[] = [];
 /** Starts the server and resolves at its first 200 on /server_settings (polled every 2 ms, as bench/p7-p10 does). */
 async function start(dataDir: string): Promise<Running> {
   const port = await freePort();
-  const { child, exited } = spawnServer(MAIN, { PARLEY_PORT: String(port), PARLEY_DATA_DIR: dataDir, PARLEY_OWNER_PASSWORD: 'first-Start-pa55' });
+  const { child, exited } = spawnServer(MAIN, { PARLEY_PORT: String(port), PARLEY_DATA_DIR: dataDir, PARLEY_OWNER_PASSWORD: 'first-Start-pa55', PARLEY_PASSWORD_HASH_COST: 'fast' });
   const base = `http://127.0.0.1:${port}/api/v1`;
   await waitForAnswer(child, `${base}/server_settings`, 2);
   const rc = fs.readFileSync(path.join(dataDir, 'zuliprc'), 'utf8');

@@ -32,6 +32,7 @@ async function start(): Promise<Running> {
     PARLEY_PORT: String(port),
     PARLEY_DATA_DIR: dataDir,
     PARLEY_OWNER_PASSWORD: 'restart-Owner-pa55',
+    PARLEY_PASSWORD_HASH_COST: 'fast',
     PARLEY_HEARTBEAT_MS: '20000',
     PARLEY_HEARTBEAT_JITTER_MS: '0',
   });

@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildDir, buildOnce as build, freePort } from '../support/built-server.js';
+import { buildDir, buildOnce as build, freePort, spawnServer, waitForAnswer } from '../support/built-server.js';
 
 /**
  * Several real Parley processes (`node <build>/src/main.js`) for the
@@ -30,26 +30,12 @@ export interface Node {
 export async function startNode(name: string, env: Record<string, string>, main: string = MAIN): Promise<Node> {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `parley-scale-${name}-`));
-  const child = spawn(process.execPath, [main], {
-    env: { ...process.env, PARLEY_PORT: String(port), PARLEY_DATA_DIR: dataDir, PARLEY_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const { child, exited } = spawnServer(main, { PARLEY_PORT: String(port), PARLEY_DATA_DIR: dataDir, ...env });
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`${name} did not become ready`);
-    }
-    try {
-      if ((await fetch(`${base}/ready`)).status === 200) return { name, port, base, dataDir, child, exited };
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitForAnswer(child, `${base}/ready`, 50, 30_000).catch((err: Error) => {
+    throw new Error(`${name}: ${err.message}`);
+  });
+  return { name, port, base, dataDir, child, exited };
 }
 
 export async function stopNode(n: Node): Promise<void> {

@@ -44,12 +44,13 @@ export function freePort(): Promise<number> {
 }
 
 /**
- * Polls `url` every `everyMs` until it answers 2xx (the server started); after 20 s the
- * child is killed and the start fails.
+ * Polls `url` every `everyMs` until it answers 2xx (the server started). The start fails if
+ * the child exits first, or after `timeoutMs` (the child is then killed).
  */
-export async function waitForAnswer(child: { kill(signal: NodeJS.Signals): boolean }, url: string, everyMs: number): Promise<void> {
-  const deadline = Date.now() + 20_000;
+export async function waitForAnswer(child: ChildProcess, url: string, everyMs: number, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
+    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode} while starting`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error('server did not start');
@@ -63,10 +64,10 @@ export async function waitForAnswer(child: { kill(signal: NodeJS.Signals): boole
   }
 }
 
-/** Starts `node <main>` with the test's PARLEY_* settings (logs at warn, a fast password hash, stderr shown). */
+/** Starts `node <main>` with logs at warn and the given PARLEY_* settings, stderr shown. */
 export function spawnServer(main: string, env: Record<string, string>): { child: ChildProcess; exited: Promise<number | null> } {
   const child = spawn(process.execPath, [main], {
-    env: { ...process.env, PARLEY_LOG_LEVEL: 'warn', PARLEY_PASSWORD_HASH_COST: 'fast', ...env },
+    env: { ...process.env, PARLEY_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   return { child, exited: new Promise<number | null>((r) => child.once('exit', (code) => r(code))) };
