@@ -48,6 +48,18 @@ export function loggableError(err: unknown): Record<string, unknown> {
   return { type: e?.name ?? typeof err, message: String(e?.message ?? err).slice(0, 500), code: e?.code, site: errorSite(err) };
 }
 
+const HEAD = Symbol('parley.head');
+
+/** Notes that a request came as HEAD before it was routed as GET (server.ts, routeHeadAsGet). */
+export function markHead(raw: object): void {
+  (raw as { [HEAD]?: true })[HEAD] = true;
+}
+
+/** The method the client sent: HEAD requests are routed as GET. */
+export function requestMethod(req: FastifyRequest): string {
+  return (req.raw as { [HEAD]?: true })[HEAD] ? 'HEAD' : req.method;
+}
+
 export function registerRequestLogging(fastify: FastifyInstance, app: AppCtx, metrics: Metrics): void {
   fastify.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
     reply.header('x-request-id', req.id);
@@ -56,7 +68,7 @@ export function registerRequestLogging(fastify: FastifyInstance, app: AppCtx, me
   fastify.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
     // API routes note their pattern (server.ts); Request.routeOptions builds a new object on every read.
     const r = req as { parleyRoute?: string; parleyUserId?: number };
-    logRequest(app, metrics, req.id, req.method, r.parleyRoute ?? req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime, r.parleyUserId);
+    logRequest(app, metrics, req.id, requestMethod(req), r.parleyRoute ?? req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime, r.parleyUserId);
     done();
   });
 }

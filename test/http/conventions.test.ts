@@ -161,6 +161,46 @@ describe('request conventions', () => {
     expect((await t.app.http.inject({ method: 'OPTIONS', url: '/api/v1/users/me/presence' })).headers.allow).toBe('POST');
   });
 
+  // HEAD is routed as GET without a body (server.ts, routeHeadAsGet; Fastify's HEAD routes are off, P10).
+  it('HEAD answers as GET would, without the body, served and injected alike', async () => {
+    const auth = { authorization: basicAuth(t.users.hamlet) };
+    const base = await t.listen();
+    const strip = (h: Record<string, unknown>) => Object.fromEntries(Object.entries(h).filter(([k]) => !['x-request-id', 'date', 'keep-alive', 'connection'].includes(k)));
+    const cases: [string, Record<string, string>, number][] = [
+      ['/api/v1/users/me', auth, 200],
+      ['/api/v1/users', auth, 200],
+      ['/api/v1/users/me', {}, 401],
+      ['/api/v1/messages/flags', auth, 405],
+      ['/api/v1/no/such/path', auth, 404],
+      ['/', {}, 200],
+    ];
+    for (const [url, given, status] of cases) {
+      // Uncompressed, so that Content-Length can be checked against the body.
+      const headers = { ...given, 'accept-encoding': 'identity' };
+      const get = await fetch(base + url, { headers });
+      const getBody = await get.text();
+      const head = await fetch(base + url, { method: 'HEAD', headers });
+      expect([head.status, await head.text()], `HEAD ${url}`).toEqual([status, '']);
+      expect(get.status).toBe(status);
+      const getHeaders = strip(Object.fromEntries(get.headers));
+      expect(strip(Object.fromEntries(head.headers)), `HEAD ${url}`).toEqual(getHeaders);
+      expect(Number(getHeaders['content-length'])).toBe(Buffer.byteLength(getBody));
+      const injected = await t.app.http.inject({ method: 'HEAD', url, headers });
+      expect([injected.statusCode, injected.body, injected.headers['content-length']], `injected HEAD ${url}`).toEqual([status, '', getHeaders['content-length']]);
+    }
+    // The request metrics name the method the client sent.
+    const metrics = (await t.app.http.inject({ method: 'GET', url: '/metrics' })).body;
+    const headLines = metrics.split('\n').filter((l) => l.startsWith('parley_http_requests_total{method="HEAD"')).sort();
+    expect(headLines).toEqual([
+      'parley_http_requests_total{method="HEAD",route="/api/v1/users/me",status="200"} 2',
+      'parley_http_requests_total{method="HEAD",route="/api/v1/users/me",status="401"} 2',
+      'parley_http_requests_total{method="HEAD",route="/api/v1/users",status="200"} 2',
+      'parley_http_requests_total{method="HEAD",route="/api/v1/messages/flags",status="405"} 2',
+      'parley_http_requests_total{method="HEAD",route="unmatched",status="404"} 2',
+      'parley_http_requests_total{method="HEAD",route="/",status="200"} 2',
+    ].sort());
+  });
+
   it('which path shapes cover which (the 405s that need a route of their own)', () => {
     const covers = (general: string, specific: string) => shapeCovers(general.split('/'), specific.split('/'));
     expect(covers('/users/:/presence', '/users/me/presence')).toBe(true);
