@@ -108,6 +108,15 @@ conversations with unread messages.
   ];
 }
 
+/**
+ * Lets the event loop take what arrived (connections, requests) before the next step. Without
+ * it, steps whose statements are synchronous (SQLite) would run back to back in microtasks and
+ * hold every request until the last one.
+ */
+function yieldToRequests(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve));
+}
+
 /** Creates the first-start channels and messages; the owner must exist (and the system bots). */
 export async function createInitialRealmContent(app: AppCtx, realmId: number, owner: UserRow): Promise<ChannelRow[]> {
   const specs = [
@@ -115,11 +124,17 @@ export async function createInitialRealmContent(app: AppCtx, realmId: number, ow
     { name: SANDBOX_CHANNEL, description: 'Experiment with Parley here. :test_tube:' },
     { name: GENERAL_CHANNEL, description: 'For team-wide conversations' },
   ];
-  const channels = await transact(app, async (tx) => {
-    const out: ChannelRow[] = [];
-    for (const s of specs) {
-      out.push(
-        await doCreateChannel(app, tx, realmId, owner.id, {
+  // One transaction per channel, and one for the announcement settings and the owner's
+  // subscriptions, with the event loop free between them: at the first start this runs right
+  // after the server starts answering, and the first channel description rendered (Markdown
+  // and the emoji tables, built at first use) is cold work, 20-30 ms that a single transaction
+  // for all of it held every request for (P10: the first answer waited for it).
+  const channels: ChannelRow[] = [];
+  for (const s of specs) {
+    await yieldToRequests();
+    channels.push(
+      await transact(app, (tx) =>
+        doCreateChannel(app, tx, realmId, owner.id, {
           name: s.name,
           description: s.description,
           inviteOnly: false,
@@ -131,22 +146,22 @@ export async function createInitialRealmContent(app: AppCtx, realmId: number, ow
           isDefault: true,
           groupSettings: {},
         }),
-      );
-    }
-    const general = out[2]!;
+      ),
+    );
+  }
+  await yieldToRequests();
+  await transact(app, async (tx) => {
+    const general = channels[2]!;
     for (const name of ['new_stream_announcements_stream_id', 'signup_announcements_stream_id', 'zulip_update_announcements_stream_id']) {
       await doSetRealmProperty(tx, realmId, name, general.id);
     }
     await subscribeNewHumanUser(app, tx, owner, { channelIds: [], includeDefaults: true, referrerId: null, notifyReferrer: false });
-    return out;
   });
   const byName = new Map(channels.map((c) => [c.name, c]));
   for (const m of initialMessages()) {
     // Each send is its own transaction; between them the event loop takes the requests that
-    // arrived meanwhile (the server answers while Welcome Bot posts, src/app.ts). Without this
-    // the sends, whose statements are synchronous on SQLite, would run back to back in
-    // microtasks and hold every request until the last one.
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    // arrived meanwhile (the server answers while Welcome Bot posts, src/app.ts).
+    await yieldToRequests();
     await internalSendChannelMessage(app, { realmId, bot: 'welcome', channelId: byName.get(m.channel)!.id, topic: m.topic, content: m.content });
   }
   return channels;
