@@ -183,8 +183,18 @@ interface ParleyRequest extends FastifyRequest {
   parleyInHandler: boolean;
   /** The route pattern, for the request log and metrics (logging.ts). */
   parleyRoute: string | undefined;
+  /** The API endpoint's handler, found before the body is read (the /api/v1/* and /json/* routes). */
+  parleyHandler: RouteHandler | undefined;
   parleyRawBody: Buffer | undefined;
   parleyStaged: StagedFile[] | undefined;
+}
+
+/** An API endpoint in the router behind /api/v1/* and /json/*: its path under the prefix, and its handler under each. */
+interface ApiEntry {
+  readonly path: string;
+  readonly api: RouteHandler;
+  /** Undefined where the endpoint has no /json form (incoming webhooks). */
+  readonly json: () => RouteHandler | undefined;
 }
 
 /** The success body: the handler's fields after result and msg (the handler never returns those two). */
@@ -735,6 +745,7 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
   // Per-request fields on every Request from the start, so requests keep one shape (V8 hidden class).
   fastify.decorateRequest('parleyInHandler', false);
   fastify.decorateRequest('parleyRoute', undefined);
+  fastify.decorateRequest('parleyHandler', undefined);
   fastify.decorateRequest('parleyUserId', undefined);
   fastify.decorateRequest('parleyRawBody', undefined);
   fastify.decorateRequest('parleyStaged', undefined);
@@ -787,17 +798,34 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
   registerRequestLogging(fastify, app, metrics);
   registerMetricsRoute(fastify, app, metrics);
 
+  // The API's endpoints are not Fastify routes: /api/v1/* and /json/* are one wildcard route each,
+  // dispatched through one router (find-my-way, Fastify's own, with Fastify's options) holding every
+  // endpoint by its path under the prefix. Registered one by one, each endpoint was a route through
+  // Fastify's plugin loader (its own plugin object, listeners and ticks) and its router: some 160
+  // routes at every start (P10), and another ~160 in a second router at the first /json request.
+  // Matching is the same (the conventions tests run every path under both prefixes); the lookup runs
+  // in the wildcard route's onRequest hook, so the log and metrics name the endpoint's route even
+  // when the request fails before its handler (a body over the limit, a malformed multipart body).
   // The router matches parameters by position, so one path shape has one set of methods.
   const byPath = new Map<string, Set<Method>>();
   const seen = new Map<string, string>();
   const authMemo = new Map<string, AuthMemo>();
   lean = leanPath(app, authMemo, metrics);
+  const noop = (): void => undefined;
+  const apiRouter = FindMyWay(ROUTER_OPTIONS);
   for (const ep of routes) {
     const shape = ep.path.replace(/:[A-Za-z_]+/g, ':');
     const key = `${ep.method} ${shape}`;
     if (seen.has(key)) throw new Error(`route ${ep.method} ${ep.path} duplicates ${seen.get(key)}`);
     seen.set(key, ep.path);
-    fastify.route({ method: ep.method, url: API_PREFIX + ep.path, handler: endpointHandler(app, ep, authMemo, API_PREFIX) });
+    let viaJson: RouteHandler | undefined;
+    const entry: ApiEntry = {
+      path: ep.path,
+      api: endpointHandler(app, ep, authMemo, API_PREFIX),
+      // Incoming webhooks are for services holding a bot's key, never for a browser session (Zulip has no /json/external).
+      json: ep.auth === 'webhook' ? () => undefined : () => (viaJson ??= endpointHandler(app, ep, authMemo, JSON_PREFIX)),
+    };
+    apiRouter.on(ep.method, ep.path, noop, entry);
     if (!byPath.has(shape)) byPath.set(shape, new Set());
     byPath.get(shape)!.add(ep.method);
   }
@@ -821,8 +849,7 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
     .map((shape) => ({ shape, shadowed: shape.missing.filter((m) => shapes.some((other) => other !== shape && other.methods.has(m) && shapeCovers(other.segments, shape.segments))) }))
     .filter(({ shadowed }) => shadowed.length > 0)
     .map(({ shape, shadowed }) => ({ path: shape.path, shadowed, handler: (async (_req, reply) => methodNotAllowed(reply, shape.allowed)) as RouteHandler }));
-  for (const { path, shadowed, handler } of shadowedShapes) fastify.route({ method: shadowed, url: API_PREFIX + path, handler });
-  const noop = (): void => undefined;
+  for (const { path, shadowed, handler } of shadowedShapes) apiRouter.on(shadowed, path, noop, { path, api: handler, json: () => handler } satisfies ApiEntry);
   // The same table answers OPTIONS as Zulip's rest_dispatch does (before authentication): 204 and
   // an Allow header listing the path's methods, sorted, with HEAD wherever GET is.
   type MethodInfo = { readonly allowed: readonly Method[] } | { readonly allow: string };
@@ -859,44 +886,40 @@ export async function buildHttpServer(app: AppCtx, opts: { logger?: boolean } = 
   };
   fastify.setNotFoundHandler(unmatched);
 
-  // The web app's mirror of the API under /json: every endpoint but incoming webhooks (they are for
-  // services holding a bot's key, never for a browser session; Zulip has no /json/external). It is
-  // one wildcard route here, dispatched through a router of its own that is built at the first /json
-  // request: registering its ~200 routes (with HEAD) in Fastify's router cost some 40 ms of every
-  // start (P10) and 2 MB of idle memory (P7), for a server that bots and the mobile app (/api/v1)
-  // may never need it on. Matching is find-my-way's with Fastify's options, as for the routes
-  // themselves; a path or method it does not hold gets the not-found handler's answer (404, 405,
-  // OPTIONS). The log and metrics name the endpoint's route as before (the handler sets it).
-  let jsonRouter: FindMyWay.Instance<FindMyWay.HTTPVersion.V1> | undefined;
-  const jsonRoutes = (): FindMyWay.Instance<FindMyWay.HTTPVersion.V1> => {
-    if (jsonRouter) return jsonRouter;
-    const router = FindMyWay(ROUTER_OPTIONS);
-    for (const ep of routes) {
-      if (ep.auth === 'webhook') continue;
-      router.on(ep.method, JSON_PREFIX + ep.path, noop, endpointHandler(app, ep, authMemo, JSON_PREFIX));
-    }
-    for (const { path, shadowed, handler } of shadowedShapes) router.on(shadowed, JSON_PREFIX + path, noop, handler);
-    return (jsonRouter = router);
-  };
-  fastify.route({
-    method: [...ALL_METHODS, 'OPTIONS'],
-    url: `${JSON_PREFIX}/*`,
-    handler: async (req, reply) => {
-      const found = jsonRoutes().find(req.method as FindMyWay.HTTPMethod, req.url);
-      if (found === null) {
-        (req as ParleyRequest).parleyRoute = 'unmatched';
-        return unmatched(req, reply);
-      }
-      (req as { params: unknown }).params = found.params;
-      return (found.store as RouteHandler)(req, reply);
-    },
-  });
+  // /api/v1/* and the web app's mirror of the API under /json/* (every endpoint but incoming webhooks).
+  // A path or method the router does not hold gets the not-found handler's answer (404, 405, OPTIONS).
+  for (const [prefix, pick] of [
+    [API_PREFIX, (e: ApiEntry) => e.api],
+    [JSON_PREFIX, (e: ApiEntry) => e.json()],
+  ] as const) {
+    fastify.route({
+      method: [...ALL_METHODS, 'OPTIONS'],
+      url: `${prefix}/*`,
+      onRequest: (request, _reply, done) => {
+        const req = request as ParleyRequest;
+        const found = apiRouter.find(req.method as FindMyWay.HTTPMethod, req.url.slice(prefix.length));
+        const handler = found === null ? undefined : pick(found.store as ApiEntry);
+        if (found === null || handler === undefined) {
+          req.parleyRoute = 'unmatched';
+        } else {
+          req.parleyRoute = prefix + (found.store as ApiEntry).path;
+          req.parleyHandler = handler;
+          (req as { params: unknown }).params = found.params;
+        }
+        done();
+      },
+      handler: async (request, reply) => {
+        const handler = (request as ParleyRequest).parleyHandler;
+        return handler === undefined ? unmatched(request, reply) : handler(request, reply);
+      },
+    });
+  }
 
   fastify.setErrorHandler(async (err: unknown, req, reply) => {
     const known = clientError(err, !(req as ParleyRequest).parleyInHandler);
     if (known) return sendError(reply, known);
     // Class, message and the source line only: a stack trace or request data could carry secrets.
-    app.log.error({ reqId: req.id, method: requestMethod(req), route: req.routeOptions.url, error: loggableError(err) }, 'unhandled error');
+    app.log.error({ reqId: req.id, method: requestMethod(req), route: (req as ParleyRequest).parleyRoute ?? req.routeOptions.url, error: loggableError(err) }, 'unhandled error');
     if (process.env.PARLEY_DEBUG_ERRORS) console.error(err);
     return sendJson(reply, 500, { result: 'error', msg: 'Internal server error' });
   });

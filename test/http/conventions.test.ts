@@ -226,6 +226,26 @@ describe('request conventions', () => {
     expect(JSON.parse(res.body)).toEqual({ result: 'error', msg: 'Request too large', code: 'REQUEST_TOO_LARGE' });
   });
 
+  // The API's endpoints sit behind one wildcard route per prefix, looked up before the body is read
+  // (server.ts): a request that fails before its handler is still counted under its endpoint.
+  it('a request refused before its handler is counted under its endpoint', async () => {
+    const count413 = async (): Promise<Record<string, number>> => {
+      const metrics = (await t.app.http.inject({ method: 'GET', url: '/metrics' })).body;
+      const out: Record<string, number> = {};
+      for (const m of metrics.matchAll(/^parley_http_requests_total\{method="POST",route="([^"]+)",status="413"\} (\d+)$/gm)) out[m[1]!] = Number(m[2]);
+      return out;
+    };
+    const before = await count413();
+    const big = 'username=' + 'a'.repeat(31 * 1024 * 1024);
+    for (const url of ['/api/v1/fetch_api_key', '/api/v1/fetch_api_key', '/json/fetch_api_key']) {
+      const res = await t.app.http.inject({ method: 'POST', url, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: big });
+      expect(res.statusCode).toBe(413);
+    }
+    const after = await count413();
+    const routes = new Set([...Object.keys(before), ...Object.keys(after)]);
+    expect(Object.fromEntries([...routes].map((r) => [r, (after[r] ?? 0) - (before[r] ?? 0)]))).toEqual({ '/api/v1/fetch_api_key': 2, '/json/fetch_api_key': 1 });
+  });
+
   it('malformed multipart is a 400, not a 500', async () => {
     const res = await t.app.http.inject({
       method: 'POST',
