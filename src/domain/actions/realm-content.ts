@@ -111,10 +111,13 @@ conversations with unread messages.
 /**
  * Lets the event loop take what arrived (connections, requests) before the next step. Without
  * it, steps whose statements are synchronous (SQLite) would run back to back in microtasks and
- * hold every request until the last one.
+ * hold every request until the last one. Two passes of the loop: a connection accepted in the
+ * first has its request read, and answered, in the second, before the next step starts (with
+ * one pass, a new client's first request waited for two steps).
  */
-function yieldToRequests(): Promise<void> {
-  return new Promise<void>((resolve) => setImmediate(resolve));
+async function yieldToRequests(): Promise<void> {
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
 /** Creates the first-start channels and messages; the owner must exist (and the system bots). */
