@@ -35,12 +35,14 @@ export const EXTERNAL = [
 
 // Node built-ins that two bundled packages require when they load but use only in features
 // Parley never turns on: Fastify's lib/server.js (node:https and node:http2, for its own
-// https/http2 servers; Parley passes a serverFactory) and prom-client's pushgateway (https).
+// https/http2 servers; Parley passes a serverFactory; node:dns, to listen on every address of
+// "localhost") and prom-client's pushgateway (https).
 // Loading them, with TLS, was 2-3% of a cold start (P10, docs/performance.md). Each such
 // require becomes an object that loads the module at its first property read. The build
 // fails if a package no longer has the line, so an upgrade cannot silently undo this.
 const LAZY_BUILTINS = [
-  { file: 'node_modules/fastify/lib/server.js', requires: ["const https = require('node:https')", "const http2 = require('node:http2')"] },
+  // node:dns: Fastify looks a host up only to listen on every address of "localhost".
+  { file: 'node_modules/fastify/lib/server.js', requires: ["const https = require('node:https')", "const http2 = require('node:http2')", "const dns = require('node:dns')"] },
   { file: 'node_modules/prom-client/lib/pushgateway.js', requires: ["const https = require('https')"] },
 ];
 const lazyBuiltins = {

@@ -1,4 +1,4 @@
-import dns from 'node:dns';
+import type dns from 'node:dns';
 import http from 'node:http';
 import net from 'node:net';
 import { lazyRequire } from '../lazy.js';
@@ -6,6 +6,8 @@ import { lazyRequire } from '../lazy.js';
 // node:https, and TLS with it, loaded at the first https URL rather than at every start (P10:
 // with Fastify's and prom-client's, tools/bundle-server.mjs, 2-3% of a cold start).
 const https = lazyRequire<typeof import('node:https')>('node:https');
+// node:dns likewise, at the first outgoing request.
+const resolver = lazyRequire<typeof import('node:dns')>('node:dns');
 
 /**
  * Fetching a page a user linked, for a link preview, without letting a
@@ -67,7 +69,7 @@ type LookupCb = (err: NodeJS.ErrnoException | null, address: string | dns.Lookup
 
 /** DNS lookup that refuses names resolving to any address not allowed. */
 const guardedLookup = (allow: (ip: string) => boolean) => (hostname: string, options: dns.LookupOptions, cb: LookupCb): void => {
-  dns.lookup(hostname, { all: true }, (err, addresses) => {
+  resolver().lookup(hostname, { all: true }, (err, addresses) => {
     if (err) return cb(err, '');
     if (addresses.length === 0 || addresses.some((a) => !allow(a.address))) {
       return cb(Object.assign(new FetchRefused(`refusing ${hostname}: not a public address`), { code: 'EREFUSED' }), '');
