@@ -50,6 +50,10 @@ describe('code blocks in messages', () => {
     expect(renderMarkdown('```inventedlanguage\ndef speak(self):\n```', ctx).html).toBe(
       '<div class="codehilite" data-code-language="inventedlanguage"><pre><span></span><code>def speak(self):\n</code></pre></div>',
     );
+    // Names of Object.prototype's members (fence words are lower-cased) are no lexers either.
+    for (const word of ['constructor', '__proto__']) {
+      expect(renderMarkdown(`\`\`\`${word}\nx = 1\n\`\`\``, ctx).html, word).toBe(`<div class="codehilite" data-code-language="${word}"><pre><span></span><code>x = 1\n</code></pre></div>`);
+    }
     expect(renderMarkdown('```\nx = 1\n```', ctx).html).toBe('<div class="codehilite"><pre><span></span><code>x = 1\n</code></pre></div>');
     expect(renderMarkdown('```\nx = 1\n```', exampleMarkdownContext({ defaultCodeBlockLanguage: 'py' })).html).toBe(
       '<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="n">x</span> <span class="o">=</span> <span class="mi">1</span>\n</code></pre></div>',

@@ -102,7 +102,8 @@ define('Zulip-flavored Markdown', 'zulip');
 
 /** The data-code-language value: Pygments' name for known aliases, else the word itself. */
 export function codeLanguageName(lang: string): string {
-  return LEXER_NAMES[lang] ?? lang;
+  // Own properties only: a fence word like `constructor` or `__proto__` is no lexer's alias.
+  return Object.hasOwn(LEXER_NAMES, lang) ? LEXER_NAMES[lang]! : lang;
 }
 
 /**

@@ -229,7 +229,8 @@ export function tokensToHtml(toks: readonly Tok[]): string {
 
 /** Pygments' tokens for `code` (ending in "\n") in the language of this alias, or null when we have no lexer for it. */
 export function highlightTokens(code: string, alias: string): Tok[] | null {
-  const lang = LANGS[alias];
+  // Own properties only: LANGS is a plain object ("constructor" is no lexer).
+  const lang = Object.hasOwn(LANGS, alias) ? LANGS[alias] : undefined;
   if (!lang || code.length > HIGHLIGHT_MAX_CHARS) return null;
   // Loading a grammar (once) is not the block's work: the budget starts after it.
   if (lang.hljs) grammar(lang.hljs);
