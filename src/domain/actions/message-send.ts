@@ -504,6 +504,19 @@ async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, anno
   // A direct message with a guest of a restricted realm may give it access to the others (Zulip:
   // get_recipients_for_user_creation_events): their realm_user add events go out before the message.
   const accessMayChange = !a.channel && restrictingGroupId(realm.settings) !== null && a.participants.some((u) => u.role === ROLE_GUEST);
+  // Whether the transaction below writes with one statement: the message and its recipients'
+  // rows, one statement on PostgreSQL (store/messages.ts insertMessageWithRows), and nothing
+  // else. Each other write below is behind one of these conditions; a channel whose first
+  // message and recent activity are already set gets no update (afterChannelSend). Such a send
+  // runs outside a transaction block on PostgreSQL (group-commit.ts).
+  const writesOneStatement =
+    a.recipients.length > 0 &&
+    !accessMayChange &&
+    (!a.channel || (a.channel.first_message_id !== null && !!a.channel.is_recently_active)) &&
+    !row.has_attachment &&
+    webhooks.length === 0 &&
+    autoPolicy === undefined &&
+    !input.inTransaction;
   const id = await groupCommit(app, async (tx) => {
     const access = accessMayChange ? await accessBefore(tx, realm.id, app) : undefined;
     const ums = a.recipients.map((user_id) => ({ user_id, flags: flagsFor(user_id) }));
@@ -524,7 +537,7 @@ async function checkAndSend(app: AppCtx, sender: UserRow, input: SendInput, anno
     if (autoPolicy !== undefined) await doSetUserTopicPolicy(tx, sender.id, a.channel!, a.topic, autoPolicy);
     if (input.inTransaction) await input.inTransaction(tx, id);
     return id;
-  }, announced);
+  }, announced, { oneStatement: writesOneStatement });
   // The scheduler picks the webhook jobs up now rather than at its next scan.
   if (webhooks.length) app.jobs?.wake();
   // A thumbnail that finished between rendering and commit: swap its placeholder now.
