@@ -56,7 +56,6 @@ class Committer {
 
   /** Under load, give units that are still reading a moment to join the batch. */
   private async gather(): Promise<void> {
-    if (this.maxWaitMs === 0) return;
     const until = Date.now() + this.maxWaitMs;
     while (this.preparing > 0 && this.pending.length < MAX_BATCH && Date.now() < until) {
       await new Promise((r) => setImmediate(r));
@@ -125,8 +124,9 @@ export const announceGroupCommit = (app: AppCtx): (() => void) => committer(app)
  * PostgreSQL such a unit runs at once on its own, outside a transaction block (context.ts
  * oneStatement): the statement is atomic by itself, and a batch's BEGIN and COMMIT are two
  * round trips to the server (a channel send there is otherwise its channel read, BEGIN, the
- * insert and COMMIT). Measured with P9, alternated builds, 2026-11-28: 621 -> 703 msg/s at the
- * maximum, 952-1,028 -> 805-889 us of the server's CPU per send. On SQLite it joins a batch as
+ * insert and COMMIT). Measured with P9 at the maximum, 2026-11-28, a prototype of this path
+ * switched on and off in one build, three rounds: 609-630 -> 641-718 msg/s, 952-1,028 -> 805-889
+ * us of the server's CPU per send (docs/performance.md, "tenth session"). On SQLite it joins a batch as
  * any unit (a commit there costs far more than a statement, and statements cost no round trip).
  */
 export function groupCommit<T>(app: AppCtx, work: Work<T>, announced?: () => void, opts?: { readonly oneStatement?: boolean }): Promise<T> {

@@ -102,7 +102,6 @@ describe('group commit', () => {
       throw new Error('every turn of the event loop took over 2 ms');
     },
   );
-
 });
 
 describe('group commit: a unit that writes with one statement', () => {
