@@ -49,7 +49,7 @@ export interface Config {
   readonly redisKeyPrefix: string;
   /** On SIGTERM, how long /ready answers 503 before the server stops taking requests (load balancer notice). */
   readonly drainDelayMs: number;
-  /** A full garbage collection once the server goes quiet after its heap grew (src/idle-gc.ts); PARLEY_IDLE_GC=0 turns it off. */
+  /** A full garbage collection once the server goes quiet after its heap grew, and the quiet scavenges that promote parked polls (src/idle-gc.ts); PARLEY_IDLE_GC=0 turns both off. */
   readonly idleGc: boolean;
   /** API requests per user per minute (Zulip: 200); 0 disables. */
   readonly rateLimitPerUser: number;

@@ -38,7 +38,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
-  // Memory back after bursts, once the server is quiet (P6/P7); the main server process only, never in tests.
+  // Memory back after bursts, and parked polls promoted, once the server is quiet (P4, P6/P7); server processes only, never in tests.
   if (config.idleGc) (await import('./idle-gc.js')).startIdleGc();
   app.ctx.log.info({ url: realmUrl(config), store: app.ctx.store.dialect }, 'Parley is serving the web app at / and the API at /api/v1');
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { IdleCollector, startIdleGc } from '../../src/idle-gc.js';
+import v8 from 'node:v8';
+import { IdleCollector, QuietScavenger, startIdleGc } from '../../src/idle-gc.js';
 
 /** A scripted source: each tick reads the next utilization; heap and collections are counted. */
 function scripted(heap: number) {
@@ -152,11 +153,71 @@ describe('idle collector', () => {
   });
 
   it('runs V8 full collections in a process started without --expose-gc', () => {
-    const { collector, stop } = startIdleGc({ intervalMs: 60_000, growthBytes: 0, idleUtilization: 1 });
+    const { collector, stop } = startIdleGc({ intervalMs: 60_000, growthBytes: 0, idleUtilization: 1 }, null);
     try {
       expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
       expect(collector.tick()).toBe(true);
       expect(collector.collections).toBe(1);
+    } finally {
+      stop();
+    }
+  });
+});
+
+describe('quiet scavenger', () => {
+  const OPTS = { intervalMs: 100, idleUtilization: 0.05, youngBytes: 1000 };
+  function scripted() {
+    const s = {
+      busy: 0,
+      young: 0,
+      scavenged: 0,
+      utilization: () => s.busy,
+      youngUsed: () => s.young,
+      scavenge: () => {
+        s.scavenged++;
+        s.young = 0;
+      },
+    };
+    return s;
+  }
+
+  it('scavenges twice once the loop is quiet and the young generation holds youngBytes; never while busy or below the threshold', () => {
+    const s = scripted();
+    const q = new QuietScavenger(s, OPTS);
+    s.young = 5000;
+    s.busy = 0.9;
+    expect(q.tick()).toBe(false); // the re-polls arriving: busy
+    s.busy = 0.06;
+    expect(q.tick()).toBe(false); // above the idle threshold
+    expect(s.scavenged).toBe(0);
+    s.busy = 0.01;
+    expect(q.tick()).toBe(true); // quiet: two scavenges (the second promotes what survived the first)
+    expect(s.scavenged).toBe(2);
+    expect(q.tick()).toBe(false); // nothing young left
+    s.young = 999;
+    expect(q.tick()).toBe(false); // below the threshold
+    s.young = 1000;
+    expect(q.tick()).toBe(true);
+    expect(s.scavenged).toBe(4);
+    expect(q.scavenges).toBe(4);
+  });
+
+  it('promotes live young objects with V8 scavenges in a process started without --expose-gc, and the timer can be left off', () => {
+    const off = startIdleGc({ intervalMs: 60_000, growthBytes: 0, idleUtilization: 1 }, null);
+    expect(off.scavenger).toBeUndefined();
+    off.stop();
+    const { scavenger, stop } = startIdleGc({ intervalMs: 60_000, growthBytes: Infinity, idleUtilization: 0 }, { intervalMs: 60_000, idleUtilization: 1, youngBytes: 0 });
+    try {
+      expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
+      const young = () => v8.getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')!.space_used_size;
+      // About 2 MB of objects that stay alive, allocated just now: young.
+      const live = Array.from({ length: 20_000 }, (_, i) => ({ i, s: `live ${i}`, a: [i] }));
+      expect(young()).toBeGreaterThan(2 ** 20);
+      expect(scavenger!.tick()).toBe(true);
+      expect(scavenger!.scavenges).toBe(2);
+      // Promoted: the young generation keeps less than a tenth of it (only what the tick itself allocated).
+      expect(young()).toBeLessThan(2 ** 17);
+      expect(live.length).toBe(20_000);
     } finally {
       stop();
     }
