@@ -204,6 +204,9 @@ function v8Gc(): V8Gc {
   }
 }
 
+/** V8's young generation (its heap space statistics). */
+const newSpace = (): v8.HeapSpaceInfo | undefined => v8.getHeapSpaceStatistics().find((x) => x.space_name === 'new_space');
+
 /** Event-loop utilization since the previous call of the function returned. */
 function utilizationSince(): () => number {
   let last: EventLoopUtilization = performance.eventLoopUtilization();
@@ -229,34 +232,31 @@ export function startIdleGc(opts = IDLE_GC_DEFAULTS, quiet: QuietScavengeOptions
       utilization: utilizationSince(),
       heapUsed: () => v8.getHeapStatistics().used_heap_size,
       collect,
-      youngSize: () => v8.getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')?.space_size ?? 0,
+      youngSize: () => newSpace()?.space_size ?? 0,
       now: () => performance.now(),
     },
     opts,
   );
   const timer = setInterval(() => collector.tick(), opts.intervalMs);
   timer.unref();
-  let scavenger: QuietScavenger | undefined;
-  let quietTimer: NodeJS.Timeout | undefined;
-  if (quiet !== null) {
-    scavenger = new QuietScavenger(
-      {
-        utilization: utilizationSince(),
-        youngUsed: () => v8.getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')?.space_used_size ?? 0,
-        scavenge: () => (gc ??= v8Gc())({ type: 'minor' }),
-      },
-      quiet,
-    );
-    const s = scavenger;
-    quietTimer = setInterval(() => s.tick(), quiet.intervalMs);
-    quietTimer.unref();
-  }
+  const scavenger =
+    quiet === null
+      ? undefined
+      : new QuietScavenger(
+          {
+            utilization: utilizationSince(),
+            youngUsed: () => newSpace()?.space_used_size ?? 0,
+            scavenge: () => (gc ??= v8Gc())({ type: 'minor' }),
+          },
+          quiet,
+        );
+  const quietTimer = scavenger && setInterval(() => scavenger.tick(), quiet!.intervalMs).unref();
   return {
     collector,
     scavenger,
     stop: () => {
       clearInterval(timer);
-      if (quietTimer !== undefined) clearInterval(quietTimer);
+      clearInterval(quietTimer);
     },
   };
 }
