@@ -9,8 +9,12 @@
 // answers that the lean clients had in 204 ms, i.e. it measured itself. Its figure is still
 // printed (`http client`: one poll per client per round, no re-polls) for comparison with
 // earlier runs.
-import { median, record, startParley, table } from './lib.mjs';
-import { channelWith, makeUsers, percentile, poll, register, sendToChannel, sleep } from './events-lib.mjs';
+// Baseline (the floor of this machine for the same work): bare node:http holding N long polls and
+// answering all of them with a 1 KB body in one loop when a POST comes (bench/support/baseline-server.mjs
+// "fanout"), timed by the same lean clients in the same way. It is one write system call and node's
+// response path per client, with no database, queue or event of its own.
+import { median, record, startBaselineProcess, startParley, table } from './lib.mjs';
+import { call, channelWith, makeUsers, percentile, poll, register, sendToChannel, sleep } from './events-lib.mjs';
 import { fanOutPollers } from './raw-poller.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -58,6 +62,22 @@ try {
     clients.destroy();
     await sleep(300);
 
+    // The bare node:http baseline, same clients and rounds.
+    const bare = await startBaselineProcess('fanout');
+    const barePort = new URL(bare.url).port;
+    const bareLasts = [];
+    try {
+      const bareClients = await fanOutPollers(Array.from({ length: n }, (_, i) => ({ queueId: `b${i}`, last: -1, auth: 'none' })), () => barePort);
+      for (let run = -WARMUP; run < RUNS; run++) {
+        await sleep(500 + n / 5);
+        const lat = await bareClients.round(() => call(`http://127.0.0.1:${barePort}`, 'none', 'POST', '/send'));
+        if (run >= 0) bareLasts.push(Math.max(...lat));
+      }
+      bareClients.destroy();
+    } finally {
+      await bare.stop();
+    }
+
     // node's HTTP client, one poll per client per round (the figure of runs before 2026-11-27).
     const httpLasts = [];
     for (let run = -WARMUP; run < RUNS; run++) {
@@ -73,8 +93,10 @@ try {
     const last = +median(lasts).toFixed(1);
     const p99 = +median(p99s).toFixed(1);
     const httpLast = +median(httpLasts).toFixed(1);
-    figures[`clients_${n}`] = { last_answered_ms: last, p99_ms: p99, http_client_last_answered_ms: httpLast, runs: RUNS };
+    const bareLast = +median(bareLasts).toFixed(1);
+    figures[`clients_${n}`] = { last_answered_ms: last, p99_ms: p99, http_client_last_answered_ms: httpLast, bare_node_http_last_answered_ms: bareLast, runs: RUNS };
     rows.push({ bench: `P4 fan-out, ${n} long-polling clients`, 'p99 ms': p99, 'last answered ms': last, 'http client ms': httpLast, target: n <= 1000 ? '<= 30 ms' : '<= 150 ms' });
+    rows.push({ bench: `P4 baseline: bare node:http, ${n} polls in one loop`, 'p99 ms': '', 'last answered ms': bareLast, 'http client ms': '', target: '' });
   }
   table(rows);
   record('P4', figures);

@@ -1,7 +1,10 @@
 // A baseline server in its own process, as Parley runs in its own: argv[2] is
 // "http" (bare node:http) or "fastify" (a bare Fastify route, no hooks, no
-// logger). Both answer any GET with the same 1 KB JSON body. Prints
-// {"port":N} on stdout once listening; exits on SIGTERM.
+// logger). Both answer any GET with the same 1 KB JSON body. Kind "fanout"
+// (P4's baseline) is bare node:http holding every GET open until a POST comes,
+// then answering all of them in one loop with a 1 KB JSON body that ends in
+// "id":<n> (n counts the POSTs, so a lean poller sees a newer event), then the
+// POST. Prints {"port":N} on stdout once listening; exits on SIGTERM.
 import http from 'node:http';
 
 const kind = process.argv[2];
@@ -16,6 +19,37 @@ if (kind === 'http') {
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   port = server.address().port;
   close = () => new Promise((r) => server.close(r));
+} else if (kind === 'fanout') {
+  let parked = [];
+  let posts = 0;
+  const pad = 'x'.repeat(1024 - 60);
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'POST') {
+      parked.push(res);
+      return;
+    }
+    req.resume();
+    req.on('end', () => {
+      posts++;
+      const answer = `{"result":"success","msg":"","pad":"${pad}","events":[{"id":${posts}}]}`;
+      const length = Buffer.byteLength(answer);
+      const waiting = parked;
+      parked = [];
+      for (const r of waiting) {
+        r.writeHead(200, { 'content-type': 'application/json', 'content-length': length });
+        r.end(answer);
+      }
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': 20 });
+      res.end('{"result":"success"}');
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  port = server.address().port;
+  close = () => {
+    for (const r of parked) r.destroy();
+    server.closeAllConnections();
+    return new Promise((r) => server.close(r));
+  };
 } else if (kind === 'fastify') {
   const { default: Fastify } = await import('fastify');
   const app = Fastify({ logger: false });
@@ -26,7 +60,7 @@ if (kind === 'http') {
   port = app.server.address().port;
   close = () => app.close();
 } else {
-  console.error('usage: baseline-server.mjs http|fastify');
+  console.error('usage: baseline-server.mjs http|fastify|fanout');
   process.exit(2);
 }
 process.stdout.write(JSON.stringify({ port }) + '\n');
