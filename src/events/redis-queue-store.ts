@@ -32,7 +32,14 @@ import type { ParleyEvent } from './types.js';
  *                 A queue never polled with blocking has no o and its growth is published
  *                 nowhere (no poll waits on it; the next poll reads the queue). A process that
  *                 died leaves o naming a channel nobody hears: the next poll, on any process,
- *                 reads the queue and takes o over.
+ *                 reads the queue and takes o over. Another process's poll on a queue
+ *                 publishes {"g":[id],"d":[]} (no payload lines) to o: o's parked poll ends
+ *                 and o forgets its copy of the queue.
+ *
+ * The process named in o keeps a copy of the queue (OwnedQueue below) from the
+ * notifications, so a client's re-poll there (the common case: one client, one
+ * process) acknowledges and parks or answers with no Redis command; what it
+ * acknowledged and when it connected are written back within WRITE_BACK_MS.
  *
  * Every change is one Lua script, so appends assign ids, enforce the
  * backlog cap and notify atomically, and two processes never interleave
@@ -125,20 +132,41 @@ return acknowledge(qk, ek, last, tonumber(meta[1]), tonumber(meta[2]))
 `;
 
 /**
- * The poll steps of one event-loop turn, in one script: for each poll, ownership,
- * acknowledgement (as ACK), the connection time when blocking, and the pending
- * entries; a blocking poll makes this process the queue's notified one (o), and
- * tells the process it takes o from (a poll moving between processes ends the one
- * still parked there, as a new poll does in one process). ARGV: prefix, now, this
- * process, then (queue id, user id, last event id, block) per poll. Reply, flat, per poll in order: the status, and when 'ok' the queue's
- * next id, the number of entries and the entries. (One script per poll cost ~20 us of Lua call
- * overhead in Redis and one command in the client, per delivery.)
+ * The poll steps of one event-loop turn, in one script: first the acknowledgements
+ * and connection times this process took locally and has not written yet (see
+ * RedisQueueStore's owned-queue copies; written before the steps, so each step sees
+ * the queue as the process does), then for each poll ownership, acknowledgement (as
+ * ACK), the connection time when blocking, and the pending entries. A blocking poll
+ * makes this process the queue's notified one (o) and tells the process it takes o
+ * from (a poll moving between processes ends the one still parked there, as a new
+ * poll does in one process); a non-blocking poll leaves o alone but tells the owner
+ * too (it ends the parked poll there, and the owner's copy of the queue is stale).
+ * ARGV: prefix, now, this process, the number of written-back records, then
+ * (queue id, newest acknowledged id, connection time) per record, then
+ * (queue id, user id, last event id, block) per poll. Reply, flat, per poll in order:
+ * the status, and when 'ok' the queue's next id, the number of entries and the
+ * entries. (One script per poll cost ~20 us of Lua call overhead in Redis and one
+ * command in the client, per delivery.) A write-back never lowers an expiry
+ * deadline (another process may have recorded a later connection) and, through
+ * acknowledge(), never un-prunes.
  */
 const POLL_MANY = `${ACKNOWLEDGE_FN}
 local P, now, me = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local ez = P .. 'exp'
+local nw = tonumber(ARGV[4])
+for i = 5, 4 + nw * 3, 3 do
+  local id = ARGV[i]
+  local qk = P .. 'q:' .. id
+  local meta = redis.call('HMGET', qk, 'n', 'p', 't')
+  if meta[1] then
+    acknowledge(qk, P .. 'e:' .. id, tonumber(ARGV[i + 1]), tonumber(meta[1]), tonumber(meta[2]))
+    local deadline = tonumber(ARGV[i + 2]) + tonumber(meta[3]) * 1000
+    local cur = redis.call('ZSCORE', ez, id)
+    if not cur or tonumber(cur) < deadline then redis.call('ZADD', ez, deadline, id) end
+  end
+end
 local out = {}
-for i = 4, #ARGV, 4 do
+for i = 5 + nw * 3, #ARGV, 4 do
   local id = ARGV[i]
   local qk, ek = P .. 'q:' .. id, P .. 'e:' .. id
   local last = tonumber(ARGV[i + 2])
@@ -156,6 +184,8 @@ for i = 4, #ARGV, 4 do
           if meta[5] then redis.call('PUBLISH', P .. 'n:' .. meta[5], cjson.encode({g = {id}, d = {}})) end
         end
         redis.call('ZADD', ez, now + tonumber(meta[4]) * 1000, id)
+      elseif meta[5] and meta[5] ~= me then
+        redis.call('PUBLISH', P .. 'n:' .. meta[5], cjson.encode({g = {id}, d = {}}))
       end
       local entries = redis.call('LRANGE', ek, 0, -1)
       out[#out + 1] = 'ok'
@@ -304,6 +334,24 @@ class NotifiedAppend implements AppendedEvents {
     return (this.firsts = lines[0]!.split(',').map(Number));
   }
 
+  /**
+   * Adds what the append gave grown[i] to an owned queue's copy: true when the
+   * copy is continuous afterwards (the events follow it, or it already had them:
+   * a notification read after the reply of a later poll step), false on a gap.
+   */
+  extend(copy: OwnedQueue, i: number): boolean {
+    const firsts = this.firsts ?? this.decode();
+    const first = firsts[i];
+    const list = this.lists[i];
+    if (first === undefined || list === undefined) return false;
+    const refs = list.split(',');
+    if (first + refs.length <= copy.next) return true;
+    if (first !== copy.next) return false;
+    for (let j = 0; j < refs.length; j++) copy.entries.push(`${first + j}${this.payloads[Number(refs[j]) - 1]!}`);
+    copy.next += refs.length;
+    return true;
+  }
+
   json(i: number, firstId: number): string | undefined {
     const firsts = this.firsts ?? this.decode();
     if (firsts[i] !== firstId) return undefined;
@@ -318,6 +366,42 @@ class NotifiedAppend implements AppendedEvents {
     return json;
   }
 }
+
+/**
+ * What this process knows of a queue whose notified process (o) it is, so that
+ * a re-poll here needs no Redis command: the entries it holds are exactly those
+ * of Redis after `pruned` (acknowledged here) and before `next`, as long as every
+ * notification of the queue since the copy was seeded arrived. The copy is
+ * seeded from a poll step's reply (which makes this process o), extended by the
+ * append notifications, and dropped on anything it cannot follow: a gap in the
+ * ids, a notice that another process polled the queue, the queue removed or
+ * dropped, an append of this process that was published elsewhere, or the
+ * subscriber connection closing.
+ */
+class OwnedQueue {
+  constructor(
+    readonly userId: number,
+    public next: number,
+    public pruned: number,
+    public entries: string[],
+    /** The newest acknowledged id Redis has (or has been sent): the backlog Redis counts starts after it. */
+    public written: number,
+  ) {}
+}
+
+/** A blocking poll step in flight: the notifications its queue got meanwhile, applied to the copy its reply seeds. */
+interface Seeding {
+  /** Steps in flight for the queue; with more than one, none seeds. */
+  steps: number;
+  /** Something the copy could not follow happened meanwhile. */
+  spoiled: boolean;
+  /** Subscriber epoch when the step was asked: a reconnect in between spoils it. */
+  readonly epoch: number;
+  readonly heard: [NotifiedAppend, number][];
+}
+
+/** How long a locally taken acknowledgement and connection time may wait before being written to Redis. */
+const WRITE_BACK_MS = 200;
 
 interface PendingPoll {
   readonly queueId: string;
@@ -342,6 +426,21 @@ export class RedisQueueStore implements QueueStore {
   /** This process's name in o, and its notification channel (P n:<name>). */
   private readonly name = randomBytes(8).toString('hex');
   private readonly channel: string;
+  /** Copies of the queues this process is o of (OwnedQueue): their re-polls need no Redis command. */
+  private readonly owned = new Map<string, OwnedQueue>();
+  /** Blocking poll steps in flight, whose replies seed copies. */
+  private readonly seeding = new Map<string, Seeding>();
+  /**
+   * Acknowledgements and connection times taken from copies, not yet written to
+   * Redis: queue id -> [newest acknowledged id, connection time]. Written within
+   * WRITE_BACK_MS, with the next poll script, or before any other command that
+   * reads or changes those queues.
+   */
+  private writeBack = new Map<string, [number, number]>();
+  private writeBackTimer: NodeJS.Timeout | undefined;
+  /** Subscriber connection state: notifications may be lost while it is down, so copies are dropped and seeds spoiled. */
+  private live = true;
+  private epoch = 0;
 
   /**
    * `redis` runs commands; `sub` is a second connection this store puts in
@@ -362,13 +461,62 @@ export class RedisQueueStore implements QueueStore {
       const m = JSON.parse(nl < 0 ? message : message.slice(0, nl)) as { g: unknown; d: unknown; r?: unknown };
       const arr = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : []);
       const removed = arr(m.r);
-      for (const id of removed) this.descs.delete(id);
-      for (const id of arr(m.d)) this.descs.delete(id);
+      for (const id of removed) this.forget(id);
+      for (const id of arr(m.d)) this.forget(id);
+      const appended = nl < 0 ? undefined : new NotifiedAppend(message, nl);
+      if (channel === this.channel) this.follow(arr(m.g), appended);
       // A removed queue's parked poll answers with what it has, as in the single-process store.
       const grown = removed.length ? [...arr(m.g), ...removed] : arr(m.g);
-      const appended = nl < 0 ? undefined : new NotifiedAppend(message, nl);
       for (const l of this.listeners) l(grown, arr(m.d), appended);
     });
+    // Notifications published while the subscriber is disconnected are lost: no copy survives that.
+    sub.on('close', () => {
+      this.live = false;
+      this.epoch++;
+      this.owned.clear();
+      for (const s of this.seeding.values()) s.spoiled = true;
+    });
+    sub.on('ready', () => {
+      if (this.live || this.subscribed === undefined) return;
+      // ioredis subscribes again on reconnecting; once this (idempotent) subscription answers, so have those.
+      void this.sub.subscribe(this.prefix + 'notify', this.channel).then(
+        () => {
+          if (this.sub.status !== 'ready') return;
+          this.live = true;
+          this.epoch++;
+        },
+        () => undefined,
+      );
+    });
+  }
+
+  /** The queue's copy (if any) can no longer be trusted. */
+  private forget(id: string): void {
+    this.descs.delete(id);
+    this.disown(id);
+  }
+
+  private disown(id: string): void {
+    this.owned.delete(id);
+    const s = this.seeding.get(id);
+    if (s !== undefined) s.spoiled = true;
+  }
+
+  /** A notification on this process's channel: appends extend the copies; a notice without events means another process polled the queue. */
+  private follow(grown: readonly string[], appended: NotifiedAppend | undefined): void {
+    if (this.owned.size === 0 && this.seeding.size === 0) return;
+    for (let i = 0; i < grown.length; i++) {
+      const id = grown[i]!;
+      const copy = this.owned.get(id);
+      const seed = this.seeding.get(id);
+      if (copy === undefined && seed === undefined) continue;
+      if (appended === undefined) {
+        this.disown(id);
+        continue;
+      }
+      if (copy !== undefined && !appended.extend(copy, i)) this.owned.delete(id);
+      if (seed !== undefined) seed.heard.push([appended, i]);
+    }
   }
 
   /** Resolves once the growth notifications are subscribed (call before serving). */
@@ -466,46 +614,132 @@ export class RedisQueueStore implements QueueStore {
     for (const d of dropped) this.descs.delete(d.id);
     // Grown queues whose notification went to another process (or nowhere): a poll of this
     // process still parked on one (superseded elsewhere, its notice not yet read) is woken here.
-    if (elsewhere.length > 0) for (const l of this.listeners) l(elsewhere, []);
+    if (elsewhere.length > 0) {
+      // ... and a copy this process kept of one is stale (another process is o).
+      for (const id of elsewhere) this.disown(id);
+      for (const l of this.listeners) l(elsewhere, []);
+    }
     return { grown, dropped };
   }
 
   acknowledge(queueId: string, lastEventId: number): Promise<AckResult> {
+    this.writeBackFor(queueId);
     return this.r.parleyAck(this.prefix + 'q:' + queueId, this.prefix + 'e:' + queueId, lastEventId);
   }
 
   async pending(queueId: string): Promise<readonly QueuedEvent[]> {
+    this.writeBackFor(queueId);
     return (await this.r.lrange(this.prefix + 'e:' + queueId, 0, -1)).map(parseEntry);
   }
 
   async pendingJson(queueId: string): Promise<string> {
+    this.writeBackFor(queueId);
     return entriesJson(await this.r.lrange(this.prefix + 'e:' + queueId, 0, -1), 0);
   }
 
   async pendingJsonMany(queueIds: readonly string[]): Promise<string[]> {
     if (queueIds.length === 0) return [];
+    if (this.writeBack.size > 0 && queueIds.some((id) => this.writeBack.has(id))) this.writeBackNow();
     const lists = await this.r.parleyPendingMany(queueIds.length, ...queueIds.map((id) => this.prefix + 'e:' + id));
     return lists.map((raws) => entriesJson(raws, 0));
   }
 
   /**
-   * Queued into the current batch: the poll steps requested in one event-loop
-   * turn (the re-polls of a fan-out's answers arrive together) run as one
-   * script after the I/O phase (setImmediate). Steps run in the order asked;
-   * any other command asked in the same turn may run before them, as it could
-   * if the requests had arrived in the other order.
+   * A blocking re-poll of a queue this process holds a copy of is answered from
+   * the copy, with no Redis command: it acknowledges there and its
+   * acknowledgement and connection time are written back later (writeBack). A
+   * late acknowledgement is harmless: every poll carries its last_event_id, and
+   * a poll on another process acknowledges from the request. Any other poll
+   * (no copy, another user, an id the copy cannot judge, not blocking) is a step
+   * of the poll script. Steps are queued into the current batch: the poll steps
+   * requested in one event-loop turn (the re-polls of a fan-out's answers arrive
+   * together) run as one script after the I/O phase (setImmediate). Steps run in
+   * the order asked; any other command asked in the same turn may run before
+   * them, as it could if the requests had arrived in the other order.
    */
   pollStep(queueId: string, userId: number, lastEventId: number, block: boolean, now: number): Promise<PollStep> {
+    const copy = this.owned.get(queueId);
+    if (copy !== undefined) {
+      if (block && copy.userId === userId && lastEventId >= copy.pruned && lastEventId < copy.next) {
+        if (lastEventId > copy.pruned) {
+          const drop = lastEventId - copy.pruned;
+          copy.entries = drop >= copy.entries.length ? [] : copy.entries.slice(drop);
+          copy.pruned = lastEventId;
+        }
+        this.noteWriteBack(queueId, copy, now);
+        return Promise.resolve({ status: 'ok', eventsJson: entriesJson(copy.entries, 0), nextEventId: copy.next });
+      }
+      this.owned.delete(queueId);
+    }
+    const seed = this.seeding.get(queueId);
+    if (seed !== undefined) {
+      // Two steps in flight (or a non-blocking one, which acknowledges in Redis behind the other's reply): no seed.
+      seed.spoiled = true;
+      if (block) seed.steps++;
+    } else if (block) this.seeding.set(queueId, { steps: 1, spoiled: !this.live, epoch: this.epoch, heard: [] });
     return new Promise<PollStep>((resolve, reject) => {
       if (this.polls.length === 0) setImmediate(this.flushPolls);
       this.polls.push({ queueId, userId, lastEventId, block, now, resolve, reject });
     });
   }
 
+  private noteWriteBack(queueId: string, copy: OwnedQueue, now: number): void {
+    const w = this.writeBack.get(queueId);
+    if (w === undefined) this.writeBack.set(queueId, [copy.pruned, now]);
+    else {
+      w[0] = copy.pruned;
+      w[1] = now;
+    }
+    // Redis counts the backlog from the acknowledgements it has (the cap drops a queue past it): never let it lag far.
+    if (copy.next - 1 - copy.written > this.maxEvents / 2) this.writeBackNow();
+    else if (this.writeBackTimer === undefined) {
+      this.writeBackTimer = setTimeout(this.writeBackNow, WRITE_BACK_MS);
+      this.writeBackTimer.unref();
+    }
+  }
+
+  /** The write-back records as poll-script arguments (count first); taking them empties the map. */
+  private takeWriteBack(args: (string | number)[]): void {
+    args.push(this.writeBack.size);
+    if (this.writeBack.size === 0) return;
+    for (const [id, [pruned, at]] of this.writeBack) {
+      args.push(id, pruned, at);
+      const copy = this.owned.get(id);
+      if (copy !== undefined) copy.written = pruned;
+    }
+    this.writeBack = new Map();
+    if (this.writeBackTimer !== undefined) {
+      clearTimeout(this.writeBackTimer);
+      this.writeBackTimer = undefined;
+    }
+  }
+
+  /** Writes back before a command on this queue (commands on one connection run in order). */
+  private writeBackFor(queueId: string): void {
+    if (this.writeBack.has(queueId)) this.writeBackNow();
+  }
+
+  /** Sends the pending write-back now (the commands sent after it see it). A failure is logged by nobody: the next poll acknowledges again, and only expiry could come up to WRITE_BACK_MS early. */
+  private readonly writeBackNow = (): void => {
+    if (this.writeBack.size === 0) return;
+    const args: (string | number)[] = [this.prefix, Date.now(), this.name];
+    this.takeWriteBack(args);
+    this.r.parleyPollMany(...args).catch(() => undefined);
+  };
+
+  /** Writes back what is pending and waits for it (shutdown, tests). */
+  async flush(): Promise<void> {
+    if (this.writeBack.size === 0) return;
+    const args: (string | number)[] = [this.prefix, Date.now(), this.name];
+    this.takeWriteBack(args);
+    await this.r.parleyPollMany(...args);
+  }
+
   private readonly flushPolls = (): void => {
     const batch = this.polls;
     this.polls = [];
     const args: (string | number)[] = [this.prefix, batch[batch.length - 1]!.now, this.name];
+    this.takeWriteBack(args);
     for (const p of batch) args.push(p.queueId, p.userId, p.lastEventId, p.block ? '1' : '0');
     this.r.parleyPollMany(...args).then(
       (out) => {
@@ -513,33 +747,58 @@ export class RedisQueueStore implements QueueStore {
         for (const p of batch) {
           const status = out[k++] as 'ok' | 'missing' | 'pruned' | 'not_in_queue';
           if (status !== 'ok') {
+            if (p.block) this.seeded(p, undefined, undefined);
             p.resolve({ status });
             continue;
           }
           const nextEventId = out[k++] as number;
           const n = out[k++] as number;
+          if (p.block) this.seeded(p, nextEventId, (out as string[]).slice(k, k + n));
           p.resolve({ status, eventsJson: entriesJson(out as string[], k, k + n), nextEventId });
           k += n;
         }
       },
       (err: unknown) => {
-        for (const p of batch) p.reject(err);
+        for (const p of batch) {
+          if (p.block) this.seeded(p, undefined, undefined);
+          p.reject(err);
+        }
       },
     );
   };
 
+  /**
+   * A blocking step's reply: this process is now o, Redis held `entries` from
+   * lastEventId + 1 to next - 1, and the notifications heard since the step was
+   * asked bring the copy up to date (those of appends before the step are
+   * already in it).
+   */
+  private seeded(p: PendingPoll, next: number | undefined, entries: string[] | undefined): void {
+    const seed = this.seeding.get(p.queueId);
+    if (seed === undefined) return;
+    if (--seed.steps <= 0) this.seeding.delete(p.queueId);
+    if (next === undefined || entries === undefined || seed.spoiled || seed.epoch !== this.epoch || !this.live) return;
+    if (entries.length !== next - 1 - p.lastEventId) return;
+    const copy = new OwnedQueue(p.userId, next, p.lastEventId, entries, p.lastEventId);
+    for (const [appended, i] of seed.heard) if (!appended.extend(copy, i)) return;
+    if (this.owned.size >= DESC_CACHE_MAX) this.owned.clear();
+    this.owned.set(p.queueId, copy);
+  }
+
   async touch(queueId: string, now: number): Promise<void> {
+    this.writeBackFor(queueId);
     await this.r.parleyTouch(this.prefix + 'q:' + queueId, this.prefix + 'exp', queueId, now);
   }
 
   async remove(queueIds: readonly string[]): Promise<QueueDescriptor[]> {
     if (queueIds.length === 0) return [];
-    for (const id of queueIds) this.descs.delete(id);
+    for (const id of queueIds) this.forget(id);
     const raws = await this.r.parleyRemove(this.prefix, ...queueIds);
     return raws.map((raw) => JSON.parse(raw) as QueueDescriptor);
   }
 
   async expired(now: number, busy: ReadonlySet<string>): Promise<string[]> {
+    this.writeBackNow();
     const ids = await this.r.zrangebyscore(this.prefix + 'exp', '-inf', now);
     return ids.filter((id) => !busy.has(id));
   }
@@ -549,6 +808,7 @@ export class RedisQueueStore implements QueueStore {
   }
 
   async snapshot(): Promise<SerializedQueue[]> {
+    this.writeBackNow();
     const ids = await this.r.zrange(this.prefix + 'exp', 0, -1);
     const out: SerializedQueue[] = [];
     for (const id of ids) {

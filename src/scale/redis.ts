@@ -78,6 +78,8 @@ export async function openRedisServices(opts: {
       await cmd.ping();
     },
     async close() {
+      // Acknowledgements and connection times taken from owned-queue copies and not yet written.
+      await queueStore.flush().catch(() => undefined);
       await Promise.all([cmd, queueSub, busSub].map((r) => r.quit().catch(() => r.disconnect())));
     },
   };

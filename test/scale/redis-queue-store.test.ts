@@ -69,7 +69,8 @@ describe('Redis queue store across two processes', () => {
     // One script call carrying all seven steps (ioredis's auto-pipeline may invoke the method object twice for it).
     const calls = new Set(script.mock.calls.map((c) => JSON.stringify(c)));
     expect(calls.size).toBe(1);
-    expect(script.mock.calls[0]).toHaveLength(3 + 4 * 7);
+    // Prefix, time, process, no write-back records (0), then four arguments per step.
+    expect(script.mock.calls[0]).toHaveLength(4 + 4 * 7);
     expect(steps).toEqual([
       { status: 'ok', eventsJson: '[{"type":"x","n":1,"id":1},{"type":"x","n":2,"id":2}]', nextEventId: 3 },
       { status: 'ok', eventsJson: '[{"type":"x","n":2,"id":2}]', nextEventId: 3 },
@@ -299,5 +300,205 @@ describe('Redis queue store across two processes', () => {
     await vi.waitFor(() => expect(qb.parkedPolls).toBe(1));
     await c.append(new Map([[d.id, [{ type: 'x', n: 1 }]]]));
     expect((await next).eventsJson).toBe('[{"type":"x","n":1,"id":1}]');
+  });
+  describe('copies of owned queues (re-polls without a Redis command)', () => {
+    /** Counts the commands a process sends on its command connection from now on. */
+    const commands = (store: RedisQueueStore): { names: string[] } => {
+      const r = (store as unknown as { r: Redis }).r;
+      const seen = { names: [] as string[] };
+      const send = r.sendCommand.bind(r);
+      vi.spyOn(r, 'sendCommand').mockImplementation((c, ...rest) => {
+        seen.names.push((c as { name: string }).name);
+        return send(c, ...rest);
+      });
+      return seen;
+    };
+    const at = (store: RedisQueueStore, t: () => number): EventQueues => new EventQueues(store, { heartbeatMinMs: 60_000, heartbeatJitterMs: 0, dataDir: null, now: t });
+    const ev = (n: number): ParleyEvent => ({ type: 'x', n });
+    const r0 = (): Redis => connect();
+    /** After the poll steps of this turn (setImmediate) and the microtasks of an answer from a copy. */
+    const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+    it('answers and parks re-polls from the copy, and writes the acknowledgement and connection time back within 200 ms', async () => {
+      const a = await process2();
+      const b = await process2();
+      let now = 1_000_000;
+      const qa = at(a, () => now);
+      const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
+      const first = qa.pollAnswer(1, d.id, -1, false); // a poll step: A becomes o and seeds its copy
+      await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
+      await b.append(new Map([[d.id, [ev(0), ev(1)]]]));
+      expect((await first).eventsJson).toBe('[{"type":"x","n":0,"id":0},{"type":"x","n":1,"id":1}]');
+      const sent = commands(a);
+      now = 2_000_000;
+      // Acknowledges 0 only: 1 is still pending, answered at once (with the queue id, as a poll that waited).
+      const again = await qa.pollAnswer(1, d.id, 0, false);
+      expect([again.eventsJson, again.queue_id]).toEqual(['[{"type":"x","n":1,"id":1}]', d.id]);
+      now = 3_000_000;
+      const parked = qa.pollAnswer(1, d.id, 1, false);
+      await tick();
+      expect(qa.parkedPolls).toBe(1);
+      await b.append(new Map([[d.id, [ev(2)]]]));
+      expect((await parked).eventsJson).toBe('[{"type":"x","n":2,"id":2}]');
+      // Neither re-poll nor the answer sent a command from A.
+      expect(sent.names).toEqual([]);
+      const redis = r0();
+      // Written back by the timer: one script with the newest acknowledgement (1) and connection time.
+      await vi.waitFor(async () => expect(await redis.hget(prefix + 'q:' + d.id, 'p')).toBe('1'), { timeout: 2000, interval: 20 });
+      expect(sent.names).toEqual(['evalsha']);
+      expect(await redis.zscore(prefix + 'exp', d.id)).toBe(String(3_000_000 + 600_000));
+      expect(await redis.lrange(prefix + 'e:' + d.id, 0, -1)).toEqual(['2;{"type":"x","n":2}']);
+      // Another process reading the queue sees exactly what A's client has not acknowledged.
+      expect(await b.pendingJson(d.id)).toBe('[{"type":"x","n":2,"id":2}]');
+    });
+
+    it('a command on the queue writes back first, so Redis never answers from behind the copy', async () => {
+      const a = await process2();
+      const b = await process2();
+      const qa = queues(a);
+      const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
+      const first = qa.pollAnswer(1, d.id, -1, false);
+      await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
+      await b.append(new Map([[d.id, [ev(0), ev(1)]]]));
+      await first;
+      const parked = qa.pollAnswer(1, d.id, 1, false); // acknowledged in the copy only
+      await tick();
+      expect(qa.parkedPolls).toBe(1);
+      // Read back through A before the timer: the acknowledgement goes first, in order on the connection.
+      expect(await a.pendingJson(d.id)).toBe('[]');
+      expect(await a.pending(d.id)).toEqual([]);
+      // Acknowledging backwards is refused as in one process: the copy cannot judge it, the script (after the write-back) does.
+      await expect(qa.pollAnswer(1, d.id, 0, false)).rejects.toMatchObject({ message: 'An event newer than 0 has already been pruned!' });
+      // The refused poll left the parked one alone (as in one process); it still gets the next event.
+      await b.append(new Map([[d.id, [ev(2)]]]));
+      expect((await parked).eventsJson).toBe('[{"type":"x","n":2,"id":2}]');
+    });
+
+    it("another process's blocking poll drops the copy: a poll back here reads what was appended meanwhile", async () => {
+      const a = await process2();
+      const b = await process2();
+      const [qa, qb] = [queues(a), queues(b)];
+      const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
+      const first = qa.pollAnswer(1, d.id, -1, false);
+      await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
+      await b.append(new Map([[d.id, [ev(0)]]]));
+      await first;
+      const onA = qa.pollAnswer(1, d.id, 0, false); // parked from the copy (next id 1)
+      await tick();
+      expect(qa.parkedPolls).toBe(1);
+      // The client moves to B: A's poll ends (B's notice reached A, which dropped its copy).
+      const onB = qb.pollAnswer(1, d.id, 0, false);
+      expect((await onA).eventsJson).toBe('[]');
+      await vi.waitFor(() => expect(qb.parkedPolls).toBe(1));
+      await b.append(new Map([[d.id, [ev(1)]]])); // published to B only (an append by A would itself tell A the queue is elsewhere)
+      expect((await onB).eventsJson).toBe('[{"type":"x","n":1,"id":1}]');
+      // Back on A without acknowledging 1: A's copy (next id 1) would have parked; event 1 is answered at once.
+      const sent = commands(a);
+      expect((await qa.pollAnswer(1, d.id, 0, false)).eventsJson).toBe('[{"type":"x","n":1,"id":1}]');
+      expect(sent.names).toEqual(['evalsha']);
+    });
+
+    it("another process's non-blocking poll ends the poll parked on the owner and drops its copy", async () => {
+      const a = await process2();
+      const b = await process2();
+      const [qa, qb] = [queues(a), queues(b)];
+      const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
+      const first = qa.pollAnswer(1, d.id, -1, false);
+      await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
+      await b.append(new Map([[d.id, [ev(0), ev(1)]]]));
+      await first;
+      const parked = qa.pollAnswer(1, d.id, 0, false); // answered from the copy: event 1
+      expect((await parked).eventsJson).toBe('[{"type":"x","n":1,"id":1}]');
+      const parked2 = qa.pollAnswer(1, d.id, 1, false);
+      await tick();
+      expect(qa.parkedPolls).toBe(1);
+      // dont_block on B: acknowledges 1 in Redis (after A's write-back of 1, harmless) and ends A's poll, as a new poll does in one process.
+      expect((await qb.pollAnswer(1, d.id, 1, true)).eventsJson).toBe('[]');
+      expect((await parked2).eventsJson).toBe('[]');
+      await b.append(new Map([[d.id, [ev(2)]]]));
+      // A's copy is gone: its next poll is a step of the script again, which re-seeds it.
+      const sent = commands(a);
+      expect((await qa.pollAnswer(1, d.id, 1, false)).eventsJson).toBe('[{"type":"x","n":2,"id":2}]');
+      expect(sent.names).toEqual(['evalsha']);
+      // Seeded by that step: the next re-poll sends nothing.
+      const later = qa.pollAnswer(1, d.id, 2, false);
+      await tick();
+      expect(qa.parkedPolls).toBe(1);
+      expect(sent.names).toEqual(['evalsha']);
+      await b.append(new Map([[d.id, [ev(3)]]]));
+      expect((await later).eventsJson).toBe('[{"type":"x","n":3,"id":3}]');
+    });
+
+    it('an append heard while the seeding step is in flight extends the copy (its notification may be read before the reply)', async () => {
+      const a = await process2();
+      const b = await process2();
+      const qa = queues(a);
+      const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
+      const cmd = (a as unknown as { r: { parleyPollMany: (...args: unknown[]) => Promise<unknown> } }).r;
+      const original = cmd.parleyPollMany;
+      // The step runs in Redis (A becomes o); before A reads its reply, B appends and A hears it.
+      vi.spyOn(cmd, 'parleyPollMany').mockImplementationOnce(async function (this: unknown, ...args: unknown[]) {
+        const out = await original.apply(this, args);
+        const got = heard(a, d.id);
+        await b.append(new Map([[d.id, [ev(0)]]]));
+        await got;
+        return out;
+      });
+      // The step found the queue empty (next id 0); the event heard meanwhile is read and answered.
+      expect((await qa.pollAnswer(1, d.id, -1, false)).eventsJson).toBe('[{"type":"x","n":0,"id":0}]');
+      // The copy holds it too (next id 1): the re-poll that acknowledges it parks with no command.
+      const sent = commands(a);
+      const parked = qa.pollAnswer(1, d.id, 0, false);
+      await tick();
+      expect(qa.parkedPolls).toBe(1);
+      await b.append(new Map([[d.id, [ev(1)]]]));
+      expect((await parked).eventsJson).toBe('[{"type":"x","n":1,"id":1}]');
+      expect(sent.names).toEqual([]);
+    });
+
+    it('the subscriber connection closing drops every copy; after it is back, a poll step seeds again', async () => {
+      const a = await process2();
+      const b = await process2();
+      const qa = queues(a);
+      const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
+      const first = qa.pollAnswer(1, d.id, -1, false);
+      await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
+      await b.append(new Map([[d.id, [ev(0)]]]));
+      await first;
+      const sub = (a as unknown as { sub: Redis }).sub;
+      const closed = new Promise((resolve) => sub.once('close', resolve));
+      sub.disconnect(true); // reconnects by itself
+      await closed;
+      // Appended while A hears nothing: a copy kept through this would park a poll on a queue with an event.
+      await b.append(new Map([[d.id, [ev(1)]]]));
+      await vi.waitFor(() => expect((a as unknown as { live: boolean }).live).toBe(true), { timeout: 5000, interval: 20 });
+      const sent = commands(a);
+      expect((await qa.pollAnswer(1, d.id, 0, false)).eventsJson).toBe('[{"type":"x","n":1,"id":1}]');
+      expect(sent.names).toEqual(['evalsha']);
+      // That step seeded a copy again: the re-poll parks with no command, and the next append answers it.
+      const parked = qa.pollAnswer(1, d.id, 1, false);
+      await tick();
+      expect(qa.parkedPolls).toBe(1);
+      expect(sent.names).toEqual(['evalsha']);
+      await b.append(new Map([[d.id, [ev(2)]]]));
+      expect((await parked).eventsJson).toBe('[{"type":"x","n":2,"id":2}]');
+    });
+
+    it("a removed queue's copy goes with it", async () => {
+      const a = await process2();
+      const b = await process2();
+      const qa = queues(a);
+      const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
+      const first = qa.pollAnswer(1, d.id, -1, false);
+      await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
+      await b.append(new Map([[d.id, [ev(0)]]]));
+      await first;
+      const parked = qa.pollAnswer(1, d.id, 0, false);
+      await tick();
+      expect(qa.parkedPolls).toBe(1);
+      await b.remove([d.id]); // another process deletes it (DELETE /events, expiry)
+      expect((await parked).eventsJson).toBe('[]');
+      await expect(qa.pollAnswer(1, d.id, 0, false)).rejects.toMatchObject({ code: 'BAD_EVENT_QUEUE_ID' });
+    });
   });
 });
