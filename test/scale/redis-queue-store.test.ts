@@ -319,7 +319,7 @@ describe('Redis queue store across two processes', () => {
     /** After the poll steps of this turn (setImmediate) and the microtasks of an answer from a copy. */
     const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-    it('answers and parks re-polls from the copy, and writes the acknowledgement and connection time back within 200 ms', async () => {
+    it('answers and parks re-polls from the copy, and writes the acknowledgement and connection time back within a second', async () => {
       const a = await process2();
       const b = await process2();
       let now = 1_000_000;
@@ -344,7 +344,7 @@ describe('Redis queue store across two processes', () => {
       expect(sent.names).toEqual([]);
       const redis = r0();
       // Written back by the timer: one script with the newest acknowledgement (1) and connection time.
-      await vi.waitFor(async () => expect(await redis.hget(prefix + 'q:' + d.id, 'p')).toBe('1'), { timeout: 2000, interval: 20 });
+      await vi.waitFor(async () => expect(await redis.hget(prefix + 'q:' + d.id, 'p')).toBe('1'), { timeout: 3000, interval: 20 });
       expect(sent.names).toEqual(['evalsha']);
       expect(await redis.zscore(prefix + 'exp', d.id)).toBe(String(3_000_000 + 600_000));
       expect(await redis.lrange(prefix + 'e:' + d.id, 0, -1)).toEqual(['2;{"type":"x","n":2}']);

@@ -1,0 +1,269 @@
+// Scale-out figures: one and two Parley processes on one PostgreSQL database and one Redis
+// (PARLEY_DATABASE_URL / PARLEY_REDIS_URL), loopback only, bounded in time:
+//   P4  fan-out: N long-polling clients (split across the processes), one channel message sent
+//       through the first process; time from the send to the LAST poll answered (median of RUNS);
+//   P5  deliveries/s: CLIENTS pollers answer-and-re-poll while DRIVERS send typing notifications
+//       (drivers and pollers spread over the processes: most deliveries cross processes);
+//   sends/s: CONC concurrent senders post channel messages to a 50-subscriber channel for DURATION s.
+// The load generator shares the machine's cores with the servers, PostgreSQL and Redis: with
+// 2 cores, a second process adds coordination cost, not capacity. Needs `npm run build` first.
+// Env: BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
+// BENCH_REDIS_URL (default redis://127.0.0.1:6379), BENCH_RUNS, BENCH_DURATION,
+// BENCH_P4_CLIENTS, BENCH_P5_CLIENTS, BENCH_SEND_CONC, BENCH_PROCESSES (default "0,1,2": 0 is one
+// process on the same PostgreSQL WITHOUT Redis, the in-process figures P11 compares with).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { Redis } from 'ioredis';
+import { cpuMicros, freePort, median, PARLEY_MAIN, record, table } from './lib.mjs';
+import { call, channelWith, makeUsers, percentile, poll, register, sendToChannel, sleep } from './events-lib.mjs';
+import { fanOutPollers, lastEventId, pollRequest, runPollers } from './raw-poller.mjs';
+
+const PG = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const DURATION = Number(process.env.BENCH_DURATION ?? 5);
+const P4_CLIENTS = Number(process.env.BENCH_P4_CLIENTS ?? 1000);
+const P5_CLIENTS = Number(process.env.BENCH_P5_CLIENTS ?? 500);
+const SEND_CONC = Number(process.env.BENCH_SEND_CONC ?? 8);
+const PROCESSES = (process.env.BENCH_PROCESSES ?? '0,1,2').split(',').map(Number);
+const USERS = 100;
+// BENCH_SCALE_PARTS: which of p4,p5,sends to run (default all).
+const PARTS = new Set((process.env.BENCH_SCALE_PARTS ?? 'p4,p5,sends').split(','));
+const MAIN = PARLEY_MAIN;
+// BENCH_SERVER_NODE_ARGS: extra node flags for the servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+const NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+if (!fs.existsSync(MAIN)) throw new Error('run `npm run build` first');
+
+async function admin(q) {
+  const c = new pg.Client({ connectionString: PG });
+  await c.connect();
+  try {
+    await c.query(q);
+  } finally {
+    await c.end();
+  }
+}
+
+async function startNode(env) {
+  const port = await freePort();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-scale-bench-'));
+  const child = spawn(process.execPath, [...NODE_ARGS, MAIN], {
+    env: { ...process.env, ...env, PARLEY_PORT: String(port), PARLEY_DATA_DIR: dataDir, PARLEY_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise((r) => child.once('exit', r));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (Date.now() > deadline) throw new Error('Parley did not start');
+    try {
+      if ((await fetch(`${base}/ready`)).status === 200) break;
+    } catch {
+      /* not yet */
+    }
+    await sleep(20);
+  }
+  return {
+    base,
+    dataDir,
+    pid: child.pid,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Redis server CPU so far (user + system, microseconds), from INFO cpu: other clients of the same Redis count too. */
+async function redisCpu() {
+  const r = new Redis(REDIS);
+  try {
+    const info = await r.info('cpu');
+    return (Number(/used_cpu_user:([\d.]+)/.exec(info)[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)[1])) * 1e6;
+  } finally {
+    r.disconnect();
+  }
+}
+
+async function purge(prefix) {
+  const r = new Redis(REDIS);
+  let cursor = '0';
+  do {
+    const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) await r.del(...keys);
+  } while (cursor !== '0');
+  r.disconnect();
+}
+
+async function measure(requested) {
+  // 0: one process, queues in memory (no Redis); n >= 1: n processes sharing Redis.
+  const withRedis = requested > 0;
+  const nProcs = Math.max(1, requested);
+  const db = `parley_scale_bench_${randomBytes(4).toString('hex')}`;
+  const prefix = `parley:bench:${randomBytes(4).toString('hex')}:`;
+  await admin(`CREATE DATABASE ${db}`);
+  const url = new URL(PG);
+  url.pathname = '/' + db;
+  const env = {
+    PARLEY_DATABASE_URL: url.toString(),
+    ...(withRedis ? { PARLEY_REDIS_URL: REDIS, PARLEY_REDIS_PREFIX: prefix } : {}),
+    PARLEY_OWNER_PASSWORD: 'bench-Owner-pass-1',
+    PARLEY_PASSWORD_HASH_COST: 'fast',
+    PARLEY_HEARTBEAT_MS: '120000',
+    PARLEY_HEARTBEAT_JITTER_MS: '0',
+    PARLEY_RATE_LIMIT_PER_USER: '0',
+    PARLEY_RATE_LIMIT_PER_IP: '0',
+  };
+  const nodes = [];
+  try {
+    for (let i = 0; i < nProcs; i++) nodes.push(await startNode(env));
+    const rc = fs.readFileSync(path.join(nodes[0].dataDir, 'zuliprc'), 'utf8');
+    const auth = 'Basic ' + Buffer.from(`${/email=(.*)/.exec(rc)[1].trim()}:${/key=(.*)/.exec(rc)[1].trim()}`).toString('base64');
+    const server = { base: nodes[0].base, auth };
+    const users = await makeUsers(server, USERS, 's');
+    const channelId = await channelWith(server, 'scale', users);
+    const out = { processes: nProcs, redis: withRedis };
+    const at = (i) => nodes[i % nodes.length].base;
+
+    // P4: queues registered and polled round-robin over the processes; the send goes through the first.
+    if (PARTS.has('p4')) {
+    const queues = [];
+    for (let i = 0; i < P4_CLIENTS; i += 200) {
+      const batch = [];
+      for (let j = i; j < Math.min(P4_CLIENTS, i + 200); j++) batch.push(register(at(j), users[j % USERS].auth, { event_types: ['message'] }).then((q) => ({ ...q, base: at(j + 1) })));
+      queues.push(...(await Promise.all(batch)));
+    }
+    // Lean clients (bench/raw-poller.mjs fanOutPollers, as P4 uses): node's HTTP client with JSON.parse
+    // on the same 2 cores measured mostly itself. Each client re-polls once the round is over.
+    const clients = await fanOutPollers(queues, (q) => new URL(q.base).port);
+    const lasts = [];
+    const p99s = [];
+    for (let run = -2; run < RUNS; run++) {
+      await sleep(500 + queues.length / 5);
+      const lat = await clients.round(() => sendToChannel(server, 'scale', `fan-out ${run}`));
+      if (run >= 0) {
+        lasts.push(Math.max(...lat));
+        p99s.push(percentile(lat, 99));
+      }
+    }
+    clients.destroy();
+    await sleep(300);
+    await Promise.all(queues.map((q) => call(q.base, q.auth, 'DELETE', '/events', { queue_id: q.queueId })));
+    out.p4 = { clients: P4_CLIENTS, last_answered_ms: +median(lasts).toFixed(1), p99_ms: +median(p99s).toFixed(1) };
+    }
+
+    // P5: pollers on one process, the typing that wakes them sent through the others (when there are others).
+    if (PARTS.has('p5')) {
+    const CAPS = { notification_settings_null: true, stream_typing_notifications: true };
+    const pq = [];
+    for (let i = 0; i < P5_CLIENTS; i += 100) {
+      const batch = [];
+      for (let j = i; j < Math.min(P5_CLIENTS, i + 100); j++) batch.push(register(at(j), users[j % USERS].auth, { event_types: ['typing'], client_capabilities: CAPS }).then((q) => ({ ...q, base: at(j) })));
+      pq.push(...(await Promise.all(batch)));
+    }
+    // Lean pollers (bench/raw-poller.mjs), one group per process, each re-polling at once.
+    let running = true;
+    const pgroups = nodes.map((n) => pq.filter((q) => q.base === n.base)).filter((g) => g.length > 0);
+    const ppollers = [];
+    for (const group of pgroups) {
+      ppollers.push(await runPollers(new URL(group[0].base).port, group.length, (i) => pollRequest(group[i]), (i, body) => {
+        const id = lastEventId(body);
+        if (id >= 0) group[i].last = id;
+      }));
+    }
+    const answersNow = () => ppollers.reduce((a, p) => a + p.answers(), 0);
+    let commits = 0;
+    const typing = (i, op) => call(at(i), server.auth, 'POST', '/typing', { type: 'channel', op, stream_id: channelId, topic: 'bench' });
+    const drivers = Array.from({ length: 2 }, async (_, d) => {
+      while (running) {
+        await typing(d + 1, commits % 2 ? 'start' : 'stop');
+        commits++;
+      }
+    });
+    await sleep(2000);
+    const rates = [];
+    // CPU per delivery (all Parley processes; Redis): steadier than deliveries/s on a shared machine.
+    const procCpu = () => nodes.reduce((a, n) => a + (cpuMicros(n.pid) ?? NaN), 0);
+    const cpu0 = procCpu();
+    const r0 = withRedis ? await redisCpu() : 0;
+    const a00 = answersNow();
+    for (let run = 0; run < RUNS; run++) {
+      const a0 = answersNow();
+      const t0 = process.hrtime.bigint();
+      await sleep(DURATION * 1000);
+      rates.push((answersNow() - a0) / (Number(process.hrtime.bigint() - t0) / 1e9));
+    }
+    const delivered = answersNow() - a00;
+    const parleyCpuUs = (procCpu() - cpu0) / delivered;
+    const redisCpuUs = withRedis ? ((await redisCpu()) - r0) / delivered : 0;
+    running = false;
+    await Promise.all(drivers);
+    const stopped = Promise.all(ppollers.map((p) => p.stop()));
+    await typing(0, 'stop');
+    await stopped;
+    await Promise.all(pq.map((q) => call(q.base, q.auth, 'DELETE', '/events', { queue_id: q.queueId })));
+    console.error("P5DBG commits", commits, "answers", delivered, "events", pq.reduce((a, q) => a + (q.last ?? 0), 0));
+    out.p5 = { clients: P5_CLIENTS, deliveries_per_s: Math.round(median(rates)), parley_cpu_us: +parleyCpuUs.toFixed(1), redis_cpu_us: +redisCpuUs.toFixed(1) };
+    }
+
+    // Sends: a 50-subscriber channel (no queues registered), CONC senders spread over the processes.
+    if (PARTS.has('sends')) {
+    const sub = users.slice(0, 50);
+    await call(server.base, server.auth, 'POST', '/channels/create', { name: 'scale sends', subscribers: sub.map((u) => u.id) });
+    const sendRates = [];
+    const sendErrors = [];
+    const lat = [];
+    for (let run = -1; run < RUNS; run++) {
+      let sent = 0;
+      const stopAt = Date.now() + DURATION * 1000;
+      const t0 = process.hrtime.bigint();
+      await Promise.all(
+        Array.from({ length: SEND_CONC }, async (_, c) => {
+          while (Date.now() < stopAt) {
+            const s = process.hrtime.bigint();
+            const r = await call(at(c), server.auth, 'POST', '/messages', { type: 'stream', to: 'scale sends', topic: 'bench', content: `**sent** ${c} ${sent}` });
+            if (r.result !== 'success') {
+              // Counted and reported, not fatal: the event figures above are this script's point.
+              sendErrors.push(r.msg);
+              continue;
+            }
+            if (run >= 0) lat.push(Number(process.hrtime.bigint() - s) / 1e6);
+            sent++;
+          }
+        }),
+      );
+      if (run >= 0) sendRates.push(sent / (Number(process.hrtime.bigint() - t0) / 1e9));
+    }
+    out.sends = { concurrency: SEND_CONC, messages_per_s: Math.round(median(sendRates)), p99_ms: +percentile(lat, 99).toFixed(1), errors: sendErrors.length };
+    if (sendErrors.length) console.error(`sends: ${sendErrors.length} errors, e.g. ${sendErrors[0]}`);
+    }
+    return out;
+  } finally {
+    for (const n of nodes) await n.stop().catch(() => undefined);
+    await purge(prefix);
+    await admin(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+  }
+}
+
+const results = [];
+for (const n of PROCESSES) results.push(await measure(n));
+table(
+  results.map((r) => ({
+    processes: r.redis ? `${r.processes} (Redis)` : '1 (no Redis)',
+    [`P4 last answered ms (${P4_CLIENTS})`]: r.p4?.last_answered_ms ?? '',
+    'P4 p99 ms': r.p4?.p99_ms ?? '',
+    [`P5 deliveries/s (${P5_CLIENTS})`]: r.p5?.deliveries_per_s ?? '',
+    'P5 Parley CPU us/delivery': r.p5?.parley_cpu_us ?? '',
+    'P5 Redis CPU us/delivery': r.p5?.redis_cpu_us ?? '',
+    'sends/s': r.sends?.messages_per_s ?? '',
+    'send p99 ms': r.sends?.p99_ms ?? '',
+  })),
+);
+record('scale', { results, runs: RUNS, duration_s: DURATION, note: 'PostgreSQL + Redis, load generator on the same shared 2-core machine' });
+process.exit(0);
