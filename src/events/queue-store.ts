@@ -113,6 +113,12 @@ export interface QueueStore {
    * the connection when the poll blocks, and read what is pending.
    */
   pollStep?(queueId: string, userId: number, lastEventId: number, block: boolean, now: number): Promise<PollStep>;
+  /**
+   * A blocking poll step the store can answer at once, without I/O (a shared
+   * store's copy of a queue this process is notified of); undefined, with
+   * nothing changed, when pollStep must run.
+   */
+  pollOwned?(queueId: string, userId: number, lastEventId: number, now: number): PollStep | undefined;
   /** pendingJson of several queues in one step (one round trip for a shared store), in the same order. */
   pendingJsonMany?(queueIds: readonly string[]): Promise<string[]>;
   /** Present on in-process stores: synchronous versions of the poll path's operations. */

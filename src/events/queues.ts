@@ -245,6 +245,15 @@ export class EventQueues {
   pollInto(userId: number, queueId: string, lastEventId: number, dontBlock: boolean, onClose: CloseSignal | undefined, sink: PollSink): void {
     const local = this.local;
     if (local === undefined) {
+      // A re-poll the shared store answers from its copy of the queue: synchronous up to parking, as in process.
+      // (With a poll still parked here, the async path ends that one first.)
+      if (!dontBlock && !this.closing && this.store.pollOwned !== undefined && !this.waiters.has(queueId) && !this.inflight.has(queueId)) {
+        const step = this.store.pollOwned(queueId, userId, lastEventId, this.now());
+        if (step !== undefined && step.status === 'ok') {
+          if (step.eventsJson === '[]') return this.park(queueId, onClose, step.nextEventId ?? -1, sink);
+          return sink.answered(step.eventsJson, queueId);
+        }
+      }
       void this.pollShared(userId, queueId, lastEventId, dontBlock, onClose, sink);
       return;
     }

@@ -353,6 +353,14 @@ class NotifiedAppend implements AppendedEvents {
     const first = firsts[i];
     const list = this.lists[i];
     if (first === undefined || list === undefined) return false;
+    if (list.indexOf(',') < 0) {
+      // One event (most appends): no array.
+      if (first + 1 <= copy.next) return true;
+      if (first !== copy.next) return false;
+      copy.entries.push(`${first}${this.payloads[Number(list) - 1]!}`);
+      copy.next++;
+      return true;
+    }
     const refs = list.split(',');
     if (first + refs.length <= copy.next) return true;
     if (first !== copy.next) return false;
@@ -667,19 +675,11 @@ export class RedisQueueStore implements QueueStore {
    * them, as it could if the requests had arrived in the other order.
    */
   pollStep(queueId: string, userId: number, lastEventId: number, block: boolean, now: number): Promise<PollStep> {
-    const copy = this.owned.get(queueId);
-    if (copy !== undefined) {
-      if (block && copy.userId === userId && lastEventId >= copy.pruned && lastEventId < copy.next) {
-        if (lastEventId > copy.pruned) {
-          const drop = lastEventId - copy.pruned;
-          copy.entries = drop >= copy.entries.length ? [] : copy.entries.slice(drop);
-          copy.pruned = lastEventId;
-        }
-        this.noteWriteBack(queueId, copy, now);
-        return Promise.resolve({ status: 'ok', eventsJson: entriesJson(copy.entries, 0), nextEventId: copy.next });
-      }
-      this.owned.delete(queueId);
+    if (block) {
+      const step = this.pollOwned(queueId, userId, lastEventId, now);
+      if (step !== undefined) return Promise.resolve(step);
     }
+    this.owned.delete(queueId);
     const seed = this.seeding.get(queueId);
     if (seed !== undefined) {
       // Two steps in flight (or a non-blocking one, which acknowledges in Redis behind the other's reply): no seed.
@@ -690,6 +690,24 @@ export class RedisQueueStore implements QueueStore {
       if (this.polls.length === 0) setImmediate(this.flushPolls);
       this.polls.push({ queueId, userId, lastEventId, block, now, resolve, reject });
     });
+  }
+
+  /**
+   * A blocking poll step answered from this process's copy of the queue, at
+   * once; undefined (nothing changed) when there is no copy or it cannot judge
+   * the poll (another user, an id it does not hold), and pollStep must run.
+   */
+  pollOwned(queueId: string, userId: number, lastEventId: number, now: number): PollStep | undefined {
+    const copy = this.owned.get(queueId);
+    if (copy === undefined || copy.userId !== userId || lastEventId < copy.pruned || lastEventId >= copy.next) return undefined;
+    if (lastEventId > copy.pruned) {
+      const drop = lastEventId - copy.pruned;
+      if (drop >= copy.entries.length) copy.entries.length = 0;
+      else copy.entries.splice(0, drop);
+      copy.pruned = lastEventId;
+    }
+    this.noteWriteBack(queueId, copy, now);
+    return { status: 'ok', eventsJson: entriesJson(copy.entries, 0), nextEventId: copy.next };
   }
 
   private noteWriteBack(queueId: string, copy: OwnedQueue, now: number): void {
