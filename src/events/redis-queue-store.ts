@@ -404,7 +404,17 @@ class OwnedQueue {
     /** The newest acknowledged id Redis has (or has been sent): the backlog Redis counts starts after it. */
     public written: number,
   ) {}
+  /**
+   * Notifications heard and not yet applied (with the queue's index in each): a
+   * fan-out only records them, and the re-poll that needs the copy applies them,
+   * after the fan-out's answers are written.
+   */
+  readonly later: NotifiedAppend[] = [];
+  readonly laterAt: number[] = [];
 }
+
+/** A copy applies what it heard once this many notifications wait (an idle client's copy holds no more). */
+const LATER_MAX = 16;
 
 /** A blocking poll step in flight: the notifications its queue got meanwhile, applied to the copy its reply seeds. */
 interface Seeding {
@@ -531,7 +541,11 @@ export class RedisQueueStore implements QueueStore {
         this.disown(id);
         continue;
       }
-      if (copy !== undefined && !appended.extend(copy, i)) this.owned.delete(id);
+      if (copy !== undefined) {
+        copy.later.push(appended);
+        copy.laterAt.push(i);
+        if (copy.later.length >= LATER_MAX) this.catchUp(id, copy);
+      }
       if (seed !== undefined) seed.heard.push([appended, i]);
     }
   }
@@ -699,7 +713,8 @@ export class RedisQueueStore implements QueueStore {
    */
   pollOwned(queueId: string, userId: number, lastEventId: number, now: number): PollStep | undefined {
     const copy = this.owned.get(queueId);
-    if (copy === undefined || copy.userId !== userId || lastEventId < copy.pruned || lastEventId >= copy.next) return undefined;
+    if (copy === undefined || (copy.later.length > 0 && !this.catchUp(queueId, copy))) return undefined;
+    if (copy.userId !== userId || lastEventId < copy.pruned || lastEventId >= copy.next) return undefined;
     if (lastEventId > copy.pruned) {
       const drop = lastEventId - copy.pruned;
       if (drop >= copy.entries.length) copy.entries.length = 0;
@@ -708,6 +723,19 @@ export class RedisQueueStore implements QueueStore {
     }
     this.noteWriteBack(queueId, copy, now);
     return { status: 'ok', eventsJson: entriesJson(copy.entries, 0), nextEventId: copy.next };
+  }
+
+  /** Applies the notifications a copy heard; false (and the copy dropped) on a gap. */
+  private catchUp(queueId: string, copy: OwnedQueue): boolean {
+    for (let k = 0; k < copy.later.length; k++) {
+      if (!copy.later[k]!.extend(copy, copy.laterAt[k]!)) {
+        this.owned.delete(queueId);
+        return false;
+      }
+    }
+    copy.later.length = 0;
+    copy.laterAt.length = 0;
+    return true;
   }
 
   private noteWriteBack(queueId: string, copy: OwnedQueue, now: number): void {

@@ -484,6 +484,28 @@ describe('Redis queue store across two processes', () => {
       expect((await parked).eventsJson).toBe('[{"type":"x","n":2,"id":2}]');
     });
 
+    it('a copy whose client does not re-poll applies what it heard in batches, and still answers every event', async () => {
+      const a = await process2();
+      const b = await process2();
+      const qa = queues(a);
+      const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
+      const first = qa.pollAnswer(1, d.id, -1, false);
+      await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
+      await b.append(new Map([[d.id, [ev(0)]]]));
+      await first;
+      // 20 appends while no poll is parked (more than the 16 notifications a copy holds unapplied).
+      for (let n = 1; n <= 20; n++) {
+        const got = heard(a, d.id);
+        await b.append(new Map([[d.id, [ev(n)]]]));
+        await got;
+      }
+      const sent = commands(a);
+      const answer = await qa.pollAnswer(1, d.id, 0, false);
+      expect(JSON.parse(answer.eventsJson)).toEqual(Array.from({ length: 20 }, (_, k) => ({ type: 'x', n: k + 1, id: k + 1 })));
+      expect(sent.names).toEqual([]);
+      expect(await a.pendingJson(d.id)).toBe(answer.eventsJson);
+    });
+
     it("a removed queue's copy goes with it", async () => {
       const a = await process2();
       const b = await process2();
