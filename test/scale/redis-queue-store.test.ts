@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { QueueDescriptor } from '../../src/events/delivery.js';
 import type { AppendedEvents } from '../../src/events/queue-store.js';
-import { EventQueues } from '../../src/events/queues.js';
+import { EventQueues, type PollAnswer } from '../../src/events/queues.js';
 import { RedisQueueStore } from '../../src/events/redis-queue-store.js';
 import type { ParleyEvent } from '../../src/events/types.js';
 import { purgeRedisPrefix } from '../../src/scale/redis.js';
@@ -45,6 +45,17 @@ const heard = (store: RedisQueueStore, id: string): Promise<AppendedEvents | und
     });
   });
 const queues = (store: RedisQueueStore): EventQueues => new EventQueues(store, { heartbeatMinMs: 60_000, heartbeatJitterMs: 0, dataDir: null });
+
+/** Two processes and a new queue of user 1 with a poll parked on A (its first poll step: A is o). */
+async function parkedOnA(): Promise<{ a: RedisQueueStore; b: RedisQueueStore; qa: EventQueues; qb: EventQueues; d: QueueDescriptor; first: Promise<PollAnswer> }> {
+  const a = await process2();
+  const b = await process2();
+  const [qa, qb] = [queues(a), queues(b)];
+  const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
+  const first = qa.pollAnswer(1, d.id, -1, false);
+  await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
+  return { a, b, qa, qb, d, first };
+}
 
 describe('Redis queue store across two processes', () => {
   it('runs the poll steps of one turn as one script, in order, each with its own answer', async () => {
@@ -239,12 +250,7 @@ describe('Redis queue store across two processes', () => {
   });
 
   it("a poll left parked on a process that missed the move is woken by that process's own append", async () => {
-    const a = await process2();
-    const b = await process2();
-    const [qa, qb] = [queues(a), queues(b)];
-    const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
-    const first = qa.pollAnswer(1, d.id, -1, false);
-    await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
+    const { a, qa, qb, d, first } = await parkedOnA();
     const sub = (a as unknown as { sub: Redis }).sub;
     const channel = (a as unknown as { channel: string }).channel;
     await sub.unsubscribe(channel);
@@ -335,11 +341,7 @@ describe('Redis queue store across two processes', () => {
       const again = await qa.pollAnswer(1, d.id, 0, false);
       expect([again.eventsJson, again.queue_id]).toEqual(['[{"type":"x","n":1,"id":1}]', d.id]);
       now = 3_000_000;
-      const parked = qa.pollAnswer(1, d.id, 1, false);
-      await tick();
-      expect(qa.parkedPolls).toBe(1);
-      await b.append(new Map([[d.id, [ev(2)]]]));
-      expect((await parked).eventsJson).toBe('[{"type":"x","n":2,"id":2}]');
+      await parksThenAnswers({ b, qa, d }, 1);
       // Neither re-poll nor the answer sent a command from A.
       expect(sent.names).toEqual([]);
       const redis = r0();
@@ -352,15 +354,42 @@ describe('Redis queue store across two processes', () => {
       expect(await b.pendingJson(d.id)).toBe('[{"type":"x","n":2,"id":2}]');
     });
 
-    it('a command on the queue writes back first, so Redis never answers from behind the copy', async () => {
-      const a = await process2();
-      const b = await process2();
-      const qa = queues(a);
-      const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
-      const first = qa.pollAnswer(1, d.id, -1, false);
-      await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
-      await b.append(new Map([[d.id, [ev(0), ev(1)]]]));
+    /**
+     * Two processes and a queue whose copy A holds: A's first poll (a script step) parks, and
+     * B's append of `events` answers it.
+     */
+    const owned = async (events: ParleyEvent[]): Promise<{ a: RedisQueueStore; b: RedisQueueStore; qa: EventQueues; qb: EventQueues; d: QueueDescriptor }> => {
+      const { first, ...rest } = await parkedOnA();
+      await rest.b.append(new Map([[rest.d.id, events]]));
       await first;
+      return rest;
+    };
+
+    /**
+     * A holds no copy and event last + 1 waits: A's poll acknowledging `last` is one script step
+     * answering it, which seeds the copy again, so the re-poll parks with no command and the next
+     * append answers it.
+     */
+    const reseeds = async (o: { a: RedisQueueStore; b: RedisQueueStore; qa: EventQueues; d: QueueDescriptor }, last: number): Promise<void> => {
+      const sent = commands(o.a);
+      const wire = (n: number): string => `[{"type":"x","n":${n},"id":${n}}]`;
+      expect((await o.qa.pollAnswer(1, o.d.id, last, false)).eventsJson).toBe(wire(last + 1));
+      expect(sent.names).toEqual(['evalsha']);
+      await parksThenAnswers(o, last + 1);
+      expect(sent.names).toEqual(['evalsha']);
+    };
+
+    /** A's poll acknowledging `last` parks at once (nothing pending), and B's append of event last + 1 answers it. */
+    const parksThenAnswers = async (o: { b: RedisQueueStore; qa: EventQueues; d: QueueDescriptor }, last: number): Promise<void> => {
+      const parked = o.qa.pollAnswer(1, o.d.id, last, false);
+      await tick();
+      expect(o.qa.parkedPolls).toBe(1);
+      await o.b.append(new Map([[o.d.id, [ev(last + 1)]]]));
+      expect((await parked).eventsJson).toBe(`[{"type":"x","n":${last + 1},"id":${last + 1}}]`);
+    };
+
+    it('a command on the queue writes back first, so Redis never answers from behind the copy', async () => {
+      const { a, b, qa, d } = await owned([ev(0), ev(1)]);
       const parked = qa.pollAnswer(1, d.id, 1, false); // acknowledged in the copy only
       await tick();
       expect(qa.parkedPolls).toBe(1);
@@ -375,14 +404,7 @@ describe('Redis queue store across two processes', () => {
     });
 
     it("another process's blocking poll drops the copy: a poll back here reads what was appended meanwhile", async () => {
-      const a = await process2();
-      const b = await process2();
-      const [qa, qb] = [queues(a), queues(b)];
-      const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
-      const first = qa.pollAnswer(1, d.id, -1, false);
-      await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
-      await b.append(new Map([[d.id, [ev(0)]]]));
-      await first;
+      const { a, b, qa, qb, d } = await owned([ev(0)]);
       const onA = qa.pollAnswer(1, d.id, 0, false); // parked from the copy (next id 1)
       await tick();
       expect(qa.parkedPolls).toBe(1);
@@ -399,14 +421,7 @@ describe('Redis queue store across two processes', () => {
     });
 
     it("another process's non-blocking poll ends the poll parked on the owner and drops its copy", async () => {
-      const a = await process2();
-      const b = await process2();
-      const [qa, qb] = [queues(a), queues(b)];
-      const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
-      const first = qa.pollAnswer(1, d.id, -1, false);
-      await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
-      await b.append(new Map([[d.id, [ev(0), ev(1)]]]));
-      await first;
+      const { a, b, qa, qb, d } = await owned([ev(0), ev(1)]);
       const parked = qa.pollAnswer(1, d.id, 0, false); // answered from the copy: event 1
       expect((await parked).eventsJson).toBe('[{"type":"x","n":1,"id":1}]');
       const parked2 = qa.pollAnswer(1, d.id, 1, false);
@@ -417,16 +432,7 @@ describe('Redis queue store across two processes', () => {
       expect((await parked2).eventsJson).toBe('[]');
       await b.append(new Map([[d.id, [ev(2)]]]));
       // A's copy is gone: its next poll is a step of the script again, which re-seeds it.
-      const sent = commands(a);
-      expect((await qa.pollAnswer(1, d.id, 1, false)).eventsJson).toBe('[{"type":"x","n":2,"id":2}]');
-      expect(sent.names).toEqual(['evalsha']);
-      // Seeded by that step: the next re-poll sends nothing.
-      const later = qa.pollAnswer(1, d.id, 2, false);
-      await tick();
-      expect(qa.parkedPolls).toBe(1);
-      expect(sent.names).toEqual(['evalsha']);
-      await b.append(new Map([[d.id, [ev(3)]]]));
-      expect((await later).eventsJson).toBe('[{"type":"x","n":3,"id":3}]');
+      await reseeds({ a, b, qa, d }, 1);
     });
 
     it('an append heard while the seeding step is in flight extends the copy (its notification may be read before the reply)', async () => {
@@ -448,23 +454,12 @@ describe('Redis queue store across two processes', () => {
       expect((await qa.pollAnswer(1, d.id, -1, false)).eventsJson).toBe('[{"type":"x","n":0,"id":0}]');
       // The copy holds it too (next id 1): the re-poll that acknowledges it parks with no command.
       const sent = commands(a);
-      const parked = qa.pollAnswer(1, d.id, 0, false);
-      await tick();
-      expect(qa.parkedPolls).toBe(1);
-      await b.append(new Map([[d.id, [ev(1)]]]));
-      expect((await parked).eventsJson).toBe('[{"type":"x","n":1,"id":1}]');
+      await parksThenAnswers({ b, qa, d }, 0);
       expect(sent.names).toEqual([]);
     });
 
     it('the subscriber connection closing drops every copy; after it is back, a poll step seeds again', async () => {
-      const a = await process2();
-      const b = await process2();
-      const qa = queues(a);
-      const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
-      const first = qa.pollAnswer(1, d.id, -1, false);
-      await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
-      await b.append(new Map([[d.id, [ev(0)]]]));
-      await first;
+      const { a, b, qa, d } = await owned([ev(0)]);
       const sub = (a as unknown as { sub: Redis }).sub;
       const closed = new Promise((resolve) => sub.once('close', resolve));
       sub.disconnect(true); // reconnects by itself
@@ -472,27 +467,11 @@ describe('Redis queue store across two processes', () => {
       // Appended while A hears nothing: a copy kept through this would park a poll on a queue with an event.
       await b.append(new Map([[d.id, [ev(1)]]]));
       await vi.waitFor(() => expect((a as unknown as { live: boolean }).live).toBe(true), { timeout: 5000, interval: 20 });
-      const sent = commands(a);
-      expect((await qa.pollAnswer(1, d.id, 0, false)).eventsJson).toBe('[{"type":"x","n":1,"id":1}]');
-      expect(sent.names).toEqual(['evalsha']);
-      // That step seeded a copy again: the re-poll parks with no command, and the next append answers it.
-      const parked = qa.pollAnswer(1, d.id, 1, false);
-      await tick();
-      expect(qa.parkedPolls).toBe(1);
-      expect(sent.names).toEqual(['evalsha']);
-      await b.append(new Map([[d.id, [ev(2)]]]));
-      expect((await parked).eventsJson).toBe('[{"type":"x","n":2,"id":2}]');
+      await reseeds({ a, b, qa, d }, 0);
     });
 
     it('a copy whose client does not re-poll applies what it heard in batches, and still answers every event', async () => {
-      const a = await process2();
-      const b = await process2();
-      const qa = queues(a);
-      const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
-      const first = qa.pollAnswer(1, d.id, -1, false);
-      await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
-      await b.append(new Map([[d.id, [ev(0)]]]));
-      await first;
+      const { a, b, qa, d } = await owned([ev(0)]);
       // 20 appends while no poll is parked (more than the 16 notifications a copy holds unapplied).
       for (let n = 1; n <= 20; n++) {
         const got = heard(a, d.id);
@@ -507,14 +486,7 @@ describe('Redis queue store across two processes', () => {
     });
 
     it("a removed queue's copy goes with it", async () => {
-      const a = await process2();
-      const b = await process2();
-      const qa = queues(a);
-      const d = await qa.register({ ...desc(''), lifespanSecs: 0 });
-      const first = qa.pollAnswer(1, d.id, -1, false);
-      await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
-      await b.append(new Map([[d.id, [ev(0)]]]));
-      await first;
+      const { a, b, qa, d } = await owned([ev(0)]);
       const parked = qa.pollAnswer(1, d.id, 0, false);
       await tick();
       expect(qa.parkedPolls).toBe(1);
