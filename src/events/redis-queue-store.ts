@@ -774,20 +774,22 @@ export class RedisQueueStore implements QueueStore {
     if (this.writeBack.has(queueId)) this.writeBackNow();
   }
 
-  /** Sends the pending write-back now (the commands sent after it see it). A failure is logged by nobody: the next poll acknowledges again, and only expiry could come up to WRITE_BACK_MS early. */
-  private readonly writeBackNow = (): void => {
-    if (this.writeBack.size === 0) return;
+  /** Sends the pending write-back (a poll script without steps); the commands sent after it see it. */
+  private sendWriteBack(): Promise<unknown> | undefined {
+    if (this.writeBack.size === 0) return undefined;
     const args: (string | number)[] = [this.prefix, Date.now(), this.name];
     this.takeWriteBack(args);
-    this.r.parleyPollMany(...args).catch(() => undefined);
+    return this.r.parleyPollMany(...args);
+  }
+
+  /** sendWriteBack without waiting. A failure is logged by nobody: the next poll acknowledges again, and only expiry could come up to WRITE_BACK_MS early. */
+  private readonly writeBackNow = (): void => {
+    this.sendWriteBack()?.catch(() => undefined);
   };
 
   /** Writes back what is pending and waits for it (shutdown, tests). */
   async flush(): Promise<void> {
-    if (this.writeBack.size === 0) return;
-    const args: (string | number)[] = [this.prefix, Date.now(), this.name];
-    this.takeWriteBack(args);
-    await this.r.parleyPollMany(...args);
+    await this.sendWriteBack();
   }
 
   private readonly flushPolls = (): void => {
