@@ -7,6 +7,7 @@
 //   sends/s: CONC concurrent senders post channel messages to a 50-subscriber channel for DURATION s.
 // The load generator shares the machine's cores with the servers, PostgreSQL and Redis: with
 // 2 cores, a second process adds coordination cost, not capacity. Needs `npm run build` first.
+// BENCH_P4_ROUNDS (default 3 x BENCH_RUNS).
 // Env: BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_REDIS_URL (default redis://127.0.0.1:6379), BENCH_RUNS, BENCH_DURATION,
 // BENCH_P4_CLIENTS, BENCH_P5_CLIENTS, BENCH_SEND_CONC, BENCH_PROCESSES (default "0,1,2": 0 is one
@@ -26,6 +27,8 @@ const PG = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postg
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
+// P4 rounds per configuration (each under a second): more than RUNS, as one round is one sample.
+const P4_ROUNDS = Number(process.env.BENCH_P4_ROUNDS ?? RUNS * 3);
 const P4_CLIENTS = Number(process.env.BENCH_P4_CLIENTS ?? 1000);
 const P5_CLIENTS = Number(process.env.BENCH_P5_CLIENTS ?? 500);
 const SEND_CONC = Number(process.env.BENCH_SEND_CONC ?? 8);
@@ -101,7 +104,8 @@ async function purge(prefix) {
   r.disconnect();
 }
 
-async function measure(requested) {
+/** One configuration's servers, database, users and channel (torn down by stop()). */
+async function setUp(requested) {
   // 0: one process, queues in memory (no Redis); n >= 1: n processes sharing Redis.
   const withRedis = requested > 0;
   const nProcs = Math.max(1, requested);
@@ -121,6 +125,11 @@ async function measure(requested) {
     PARLEY_RATE_LIMIT_PER_IP: '0',
   };
   const nodes = [];
+  const stop = async () => {
+    for (const n of nodes) await n.stop().catch(() => undefined);
+    await purge(prefix);
+    await admin(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+  };
   try {
     for (let i = 0; i < nProcs; i++) nodes.push(await startNode(env));
     const rc = fs.readFileSync(path.join(nodes[0].dataDir, 'zuliprc'), 'utf8');
@@ -130,128 +139,184 @@ async function measure(requested) {
     const channelId = await channelWith(server, 'scale', users);
     const out = { processes: nProcs, redis: withRedis };
     const at = (i) => nodes[i % nodes.length].base;
+    return { nodes, server, users, channelId, out, at, withRedis, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
 
-    // P4: queues registered and polled round-robin over the processes; the send goes through the first.
-    if (PARTS.has('p4')) {
-    const queues = [];
-    for (let i = 0; i < P4_CLIENTS; i += 200) {
-      const batch = [];
-      for (let j = i; j < Math.min(P4_CLIENTS, i + 200); j++) batch.push(register(at(j), users[j % USERS].auth, { event_types: ['message'] }).then((q) => ({ ...q, base: at(j + 1) })));
-      queues.push(...(await Promise.all(batch)));
-    }
-    // Lean clients (bench/raw-poller.mjs fanOutPollers, as P4 uses): node's HTTP client with JSON.parse
-    // on the same 2 cores measured mostly itself. Each client re-polls once the round is over.
-    const clients = await fanOutPollers(queues, (q) => new URL(q.base).port);
-    const lasts = [];
-    const p99s = [];
-    for (let run = -2; run < RUNS; run++) {
+/** P4: queues registered and polled round-robin over the processes; the send goes through the first. */
+async function prepareP4(cfg) {
+  const { at, users, server } = cfg;
+  const queues = [];
+  for (let i = 0; i < P4_CLIENTS; i += 200) {
+    const batch = [];
+    for (let j = i; j < Math.min(P4_CLIENTS, i + 200); j++) batch.push(register(at(j), users[j % USERS].auth, { event_types: ['message'] }).then((q) => ({ ...q, base: at(j + 1) })));
+    queues.push(...(await Promise.all(batch)));
+  }
+  // Lean clients (bench/raw-poller.mjs fanOutPollers, as P4 uses): node's HTTP client with JSON.parse
+  // on the same 2 cores measured mostly itself. Each client re-polls once the round is over.
+  const clients = await fanOutPollers(queues, (q) => new URL(q.base).port);
+  const lasts = [];
+  const p99s = [];
+  return {
+    lasts,
+    async round(run) {
       await sleep(500 + queues.length / 5);
       const lat = await clients.round(() => sendToChannel(server, 'scale', `fan-out ${run}`));
       if (run >= 0) {
         lasts.push(Math.max(...lat));
         p99s.push(percentile(lat, 99));
       }
-    }
-    clients.destroy();
-    await sleep(300);
-    await Promise.all(queues.map((q) => call(q.base, q.auth, 'DELETE', '/events', { queue_id: q.queueId })));
-    out.p4 = { clients: P4_CLIENTS, last_answered_ms: +median(lasts).toFixed(1), p99_ms: +median(p99s).toFixed(1) };
-    }
-
-    // P5: pollers on one process, the typing that wakes them sent through the others (when there are others).
-    if (PARTS.has('p5')) {
-    const CAPS = { notification_settings_null: true, stream_typing_notifications: true };
-    const pq = [];
-    for (let i = 0; i < P5_CLIENTS; i += 100) {
-      const batch = [];
-      for (let j = i; j < Math.min(P5_CLIENTS, i + 100); j++) batch.push(register(at(j), users[j % USERS].auth, { event_types: ['typing'], client_capabilities: CAPS }).then((q) => ({ ...q, base: at(j) })));
-      pq.push(...(await Promise.all(batch)));
-    }
-    // Lean pollers (bench/raw-poller.mjs), one group per process, each re-polling at once.
-    let running = true;
-    const pgroups = nodes.map((n) => pq.filter((q) => q.base === n.base)).filter((g) => g.length > 0);
-    const ppollers = [];
-    for (const group of pgroups) {
-      ppollers.push(await runPollers(new URL(group[0].base).port, group.length, (i) => pollRequest(group[i]), (i, body) => {
-        const id = lastEventId(body);
-        if (id >= 0) group[i].last = id;
-      }));
-    }
-    const answersNow = () => ppollers.reduce((a, p) => a + p.answers(), 0);
-    let commits = 0;
-    const typing = (i, op) => call(at(i), server.auth, 'POST', '/typing', { type: 'channel', op, stream_id: channelId, topic: 'bench' });
-    const drivers = Array.from({ length: 2 }, async (_, d) => {
-      while (running) {
-        await typing(d + 1, commits % 2 ? 'start' : 'stop');
-        commits++;
-      }
-    });
-    await sleep(2000);
-    const rates = [];
-    // CPU per delivery (all Parley processes; Redis): steadier than deliveries/s on a shared machine.
-    const procCpu = () => nodes.reduce((a, n) => a + (cpuMicros(n.pid) ?? NaN), 0);
-    const cpu0 = procCpu();
-    const r0 = withRedis ? await redisCpu() : 0;
-    const a00 = answersNow();
-    for (let run = 0; run < RUNS; run++) {
-      const a0 = answersNow();
-      const t0 = process.hrtime.bigint();
-      await sleep(DURATION * 1000);
-      rates.push((answersNow() - a0) / (Number(process.hrtime.bigint() - t0) / 1e9));
-    }
-    const delivered = answersNow() - a00;
-    const parleyCpuUs = (procCpu() - cpu0) / delivered;
-    const redisCpuUs = withRedis ? ((await redisCpu()) - r0) / delivered : 0;
-    running = false;
-    await Promise.all(drivers);
-    const stopped = Promise.all(ppollers.map((p) => p.stop()));
-    await typing(0, 'stop');
-    await stopped;
-    await Promise.all(pq.map((q) => call(q.base, q.auth, 'DELETE', '/events', { queue_id: q.queueId })));
-    out.p5 = { clients: P5_CLIENTS, deliveries_per_s: Math.round(median(rates)), parley_cpu_us: +parleyCpuUs.toFixed(1), redis_cpu_us: +redisCpuUs.toFixed(1) };
-    }
-
-    // Sends: a 50-subscriber channel (no queues registered), CONC senders spread over the processes.
-    if (PARTS.has('sends')) {
-    const sub = users.slice(0, 50);
-    await call(server.base, server.auth, 'POST', '/channels/create', { name: 'scale sends', subscribers: sub.map((u) => u.id) });
-    const sendRates = [];
-    const sendErrors = [];
-    const lat = [];
-    for (let run = -1; run < RUNS; run++) {
-      let sent = 0;
-      const stopAt = Date.now() + DURATION * 1000;
-      const t0 = process.hrtime.bigint();
-      await Promise.all(
-        Array.from({ length: SEND_CONC }, async (_, c) => {
-          while (Date.now() < stopAt) {
-            const s = process.hrtime.bigint();
-            const r = await call(at(c), server.auth, 'POST', '/messages', { type: 'stream', to: 'scale sends', topic: 'bench', content: `**sent** ${c} ${sent}` });
-            if (r.result !== 'success') {
-              // Counted and reported, not fatal: the event figures above are this script's point.
-              sendErrors.push(r.msg);
-              continue;
-            }
-            if (run >= 0) lat.push(Number(process.hrtime.bigint() - s) / 1e6);
-            sent++;
-          }
-        }),
-      );
-      if (run >= 0) sendRates.push(sent / (Number(process.hrtime.bigint() - t0) / 1e9));
-    }
-    out.sends = { concurrency: SEND_CONC, messages_per_s: Math.round(median(sendRates)), p99_ms: +percentile(lat, 99).toFixed(1), errors: sendErrors.length };
-    if (sendErrors.length) console.error(`sends: ${sendErrors.length} errors, e.g. ${sendErrors[0]}`);
-    }
-    return out;
-  } finally {
-    for (const n of nodes) await n.stop().catch(() => undefined);
-    await purge(prefix);
-    await admin(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
-  }
+    },
+    async finish() {
+      clients.destroy();
+      await sleep(300);
+      await Promise.all(queues.map((q) => call(q.base, q.auth, 'DELETE', '/events', { queue_id: q.queueId })));
+      cfg.out.p4 = { clients: P4_CLIENTS, last_answered_ms: +median(lasts).toFixed(1), p99_ms: +median(p99s).toFixed(1), rounds_ms: lasts.map((x) => +x.toFixed(1)) };
+    },
+  };
 }
 
-const results = [];
-for (const n of PROCESSES) results.push(await measure(n));
+/**
+ * P5: pollers on every process (each re-polling at once), woken by typing notifications that two
+ * drivers send through the processes (most deliveries cross processes when there are two).
+ * window() drives them for one measured window; between windows the pollers stay parked.
+ */
+async function prepareP5(cfg) {
+  const { at, users, server, nodes, channelId, withRedis } = cfg;
+  const CAPS = { notification_settings_null: true, stream_typing_notifications: true };
+  const pq = [];
+  for (let i = 0; i < P5_CLIENTS; i += 100) {
+    const batch = [];
+    for (let j = i; j < Math.min(P5_CLIENTS, i + 100); j++) batch.push(register(at(j), users[j % USERS].auth, { event_types: ['typing'], client_capabilities: CAPS }).then((q) => ({ ...q, base: at(j) })));
+    pq.push(...(await Promise.all(batch)));
+  }
+  const pgroups = nodes.map((n) => pq.filter((q) => q.base === n.base)).filter((g) => g.length > 0);
+  const ppollers = [];
+  for (const group of pgroups) {
+    ppollers.push(await runPollers(new URL(group[0].base).port, group.length, (i) => pollRequest(group[i]), (i, body) => {
+      const id = lastEventId(body);
+      if (id >= 0) group[i].last = id;
+    }));
+  }
+  const answersNow = () => ppollers.reduce((a, p) => a + p.answers(), 0);
+  let commits = 0;
+  const typing = (i, op) => call(at(i), server.auth, 'POST', '/typing', { type: 'channel', op, stream_id: channelId, topic: 'bench' });
+  // CPU per delivery (all Parley processes; Redis): steadier than deliveries/s on a shared machine.
+  const procCpu = () => nodes.reduce((a, n) => a + (cpuMicros(n.pid) ?? NaN), 0);
+  const rates = [];
+  const cpus = [];
+  const redisCpus = [];
+  return {
+    rates,
+    async window(run) {
+      let running = true;
+      const drivers = Array.from({ length: 2 }, async (_, d) => {
+        while (running) {
+          await typing(d + 1, commits % 2 ? 'start' : 'stop');
+          commits++;
+        }
+      });
+      await sleep(run < 0 ? 2000 : 1000);
+      if (run >= 0) {
+        const cpu0 = procCpu();
+        const r0 = withRedis ? await redisCpu() : 0;
+        const a0 = answersNow();
+        const t0 = process.hrtime.bigint();
+        await sleep(DURATION * 1000);
+        const delivered = answersNow() - a0;
+        rates.push(delivered / (Number(process.hrtime.bigint() - t0) / 1e9));
+        cpus.push((procCpu() - cpu0) / delivered);
+        redisCpus.push(withRedis ? ((await redisCpu()) - r0) / delivered : 0);
+      }
+      running = false;
+      await Promise.all(drivers);
+    },
+    async finish() {
+      const stopped = Promise.all(ppollers.map((p) => p.stop()));
+      await typing(0, 'stop');
+      await stopped;
+      await Promise.all(pq.map((q) => call(q.base, q.auth, 'DELETE', '/events', { queue_id: q.queueId })));
+      cfg.out.p5 = {
+        clients: P5_CLIENTS,
+        deliveries_per_s: Math.round(median(rates)),
+        parley_cpu_us: +median(cpus).toFixed(1),
+        redis_cpu_us: +median(redisCpus).toFixed(1),
+        windows_per_s: rates.map(Math.round),
+      };
+    },
+  };
+}
+
+/** Sends: a 50-subscriber channel (no queues registered), CONC senders spread over the processes. */
+async function measureSends(cfg) {
+  const { at, users, server } = cfg;
+  const sub = users.slice(0, 50);
+  await call(server.base, server.auth, 'POST', '/channels/create', { name: 'scale sends', subscribers: sub.map((u) => u.id) });
+  const sendRates = [];
+  const sendErrors = [];
+  const lat = [];
+  for (let run = -1; run < RUNS; run++) {
+    let sent = 0;
+    const stopAt = Date.now() + DURATION * 1000;
+    const t0 = process.hrtime.bigint();
+    await Promise.all(
+      Array.from({ length: SEND_CONC }, async (_, c) => {
+        while (Date.now() < stopAt) {
+          const s = process.hrtime.bigint();
+          const r = await call(at(c), server.auth, 'POST', '/messages', { type: 'stream', to: 'scale sends', topic: 'bench', content: `**sent** ${c} ${sent}` });
+          if (r.result !== 'success') {
+            // Counted and reported, not fatal: the event figures above are this script's point.
+            sendErrors.push(r.msg);
+            continue;
+          }
+          if (run >= 0) lat.push(Number(process.hrtime.bigint() - s) / 1e6);
+          sent++;
+        }
+      }),
+    );
+    if (run >= 0) sendRates.push(sent / (Number(process.hrtime.bigint() - t0) / 1e9));
+  }
+  cfg.out.sends = { concurrency: SEND_CONC, messages_per_s: Math.round(median(sendRates)), p99_ms: +percentile(lat, 99).toFixed(1), errors: sendErrors.length };
+  if (sendErrors.length) console.error(`sends: ${sendErrors.length} errors, e.g. ${sendErrors[0]}`);
+}
+
+// Every configuration is set up first and its P4 rounds and P5 windows are interleaved with the
+// others' (a round of each in turn), so a ratio divides figures taken seconds apart: on this shared
+// host the same build's figure moved by a third between runs a minute apart (docs/scaling.md).
+const configs = [];
+try {
+  for (const n of PROCESSES) configs.push(await setUp(n));
+  if (PARTS.has('p4')) {
+    const p4 = [];
+    for (const c of configs) p4.push(await prepareP4(c));
+    for (let run = -2; run < P4_ROUNDS; run++) for (const x of p4) await x.round(run);
+    for (const x of p4) await x.finish();
+  }
+  if (PARTS.has('p5')) {
+    const p5 = [];
+    for (const c of configs) p5.push(await prepareP5(c));
+    for (let run = -1; run < RUNS; run++) for (const x of p5) await x.window(run);
+    for (const x of p5) await x.finish();
+  }
+  if (PARTS.has('sends')) for (const c of configs) await measureSends(c);
+} finally {
+  for (const c of configs) await c.stop().catch(() => undefined);
+}
+const results = configs.map((c) => c.out);
+
+// P11 as the median of per-round (per-window) ratios between configurations measured back to back.
+const find = (procs, redis) => results.find((r) => r.processes === procs && r.redis === redis);
+const pairedMedian = (a, b, f) => (a && b && a.length === b.length && a.length > 0 ? +median(a.map((x, i) => f(x, b[i]))).toFixed(2) : undefined);
+const [inproc, one, two] = [find(1, false), find(1, true), find(2, true)];
+const paired = {
+  p4_redis1_over_inprocess: pairedMedian(one?.p4?.rounds_ms, inproc?.p4?.rounds_ms, (x, y) => x / y),
+  p4_redis2_over_redis1: pairedMedian(two?.p4?.rounds_ms, one?.p4?.rounds_ms, (x, y) => x / y),
+  p5_inprocess_over_redis1: pairedMedian(inproc?.p5?.windows_per_s, one?.p5?.windows_per_s, (x, y) => x / y),
+  p5_redis1_over_redis2: pairedMedian(one?.p5?.windows_per_s, two?.p5?.windows_per_s, (x, y) => x / y),
+};
 table(
   results.map((r) => ({
     processes: r.redis ? `${r.processes} (Redis)` : '1 (no Redis)',
@@ -264,5 +329,10 @@ table(
     'send p99 ms': r.sends?.p99_ms ?? '',
   })),
 );
-record('scale', { results, runs: RUNS, duration_s: DURATION, note: 'PostgreSQL + Redis, load generator on the same shared 2-core machine' });
+console.log(
+  `P11, medians of paired rounds (target <= 1.25 for Redis 1 process against in process; <= 1 for 2 processes against 1): ` +
+    `P4 Redis 1 / in process ${paired.p4_redis1_over_inprocess ?? 'n/a'}, 2 / 1 processes ${paired.p4_redis2_over_redis1 ?? 'n/a'}; ` +
+    `P5 time per delivery Redis 1 / in process ${paired.p5_inprocess_over_redis1 ?? 'n/a'}, 2 / 1 processes ${paired.p5_redis1_over_redis2 ?? 'n/a'}`,
+);
+record('scale', { results, paired, runs: RUNS, duration_s: DURATION, note: 'PostgreSQL + Redis, load generator on the same shared 2-core machine; configurations interleaved round by round' });
 process.exit(0);
