@@ -31,6 +31,7 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const P4_ROUNDS = Number(process.env.BENCH_P4_ROUNDS ?? RUNS * 3);
 const P4_CLIENTS = Number(process.env.BENCH_P4_CLIENTS ?? 1000);
 const P5_CLIENTS = Number(process.env.BENCH_P5_CLIENTS ?? 500);
+const P5_DRIVERS = Number(process.env.BENCH_P5_DRIVERS ?? 2);
 const SEND_CONC = Number(process.env.BENCH_SEND_CONC ?? 8);
 const PROCESSES = (process.env.BENCH_PROCESSES ?? '0,1,2').split(',').map(Number);
 const USERS = 100;
@@ -213,7 +214,7 @@ async function prepareP5(cfg) {
     rates,
     async window(run) {
       let running = true;
-      const drivers = Array.from({ length: 2 }, async (_, d) => {
+      const drivers = Array.from({ length: P5_DRIVERS }, async (_, d) => {
         while (running) {
           await typing(d + 1, commits % 2 ? 'start' : 'stop');
           commits++;

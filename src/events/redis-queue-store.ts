@@ -48,17 +48,13 @@ import type { ParleyEvent } from './types.js';
  */
 
 const APPEND = `
-local P, max, nq, me = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local P, max, me, spec = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local payloads = {}
-local i = 5 + nq * 2
-local np = tonumber(ARGV[i])
-for k = 1, np do payloads[k] = ARGV[i + k] end
+for k = 5, #ARGV do payloads[k - 4] = ARGV[k] end
 local grown, elsewhere, dropped, droppedDescs = {}, {}, {}, {}
 -- owner process -> its part of the notification
 local parts, owners = {}, {}
-for k = 0, nq - 1 do
-  local id = ARGV[5 + k * 2]
-  local refs = ARGV[6 + k * 2]
+for id, refs in string.gmatch(spec, '(%S+) (%S+)') do
   local qk, ek = P .. 'q:' .. id, P .. 'e:' .. id
   -- The backlog's length is n - 1 - p (ids are consecutive): no LLEN; the descriptor (d) is read only
   -- for a queue being dropped (reading it for every queue copied it into Lua: most of a fan-out's time).
@@ -621,26 +617,26 @@ export class RedisQueueStore implements QueueStore {
 
   async append(batch: ReadonlyMap<string, readonly ParleyEvent[]>): Promise<AppendResult> {
     // Each distinct event object is serialized once and referenced by number (fan-out shares events).
+    // The queues go as one argument, "<id> <refs> <id> <refs> ...": a fan-out to 300 queues as 600
+    // arguments cost ioredis 190-290 us of CPU per call to encode, as one 57-69 us (join included).
     const refs = new Map<ParleyEvent, number>();
     const payloads: string[] = [];
-    const args: (string | number)[] = [];
-    let nq = 0;
+    let spec = '';
     for (const [id, events] of batch) {
       if (events.length === 0) continue;
-      const list: number[] = [];
+      let list = '';
       for (const e of events) {
         let ref = refs.get(e);
         if (ref === undefined) {
           payloads.push(payloadOf(e));
           refs.set(e, (ref = payloads.length));
         }
-        list.push(ref);
+        list = list === '' ? String(ref) : list + ',' + ref;
       }
-      args.push(id, list.join(','));
-      nq++;
+      spec = spec === '' ? id + ' ' + list : spec + ' ' + id + ' ' + list;
     }
-    if (nq === 0) return { grown: [], dropped: [] };
-    const [grown, droppedRaw, elsewhere] = await this.r.parleyAppend(this.prefix, this.maxEvents, nq, this.name, ...args, payloads.length, ...payloads);
+    if (spec === '') return { grown: [], dropped: [] };
+    const [grown, droppedRaw, elsewhere] = await this.r.parleyAppend(this.prefix, this.maxEvents, this.name, spec, ...payloads);
     const dropped = droppedRaw.map((raw) => JSON.parse(raw) as QueueDescriptor);
     for (const d of dropped) this.descs.delete(d.id);
     // Grown queues whose notification went to another process (or nowhere): a poll of this
