@@ -11,6 +11,12 @@ export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname)
 // BENCH_RESULTS points the figures elsewhere (the quick mode writes to a temporary file, so a
 // smoke run never replaces the measured figures).
 export const RESULTS = process.env.BENCH_RESULTS ? path.resolve(process.env.BENCH_RESULTS) : path.join(ROOT, 'bench', 'results', 'latest.json');
+// BENCH_QUICK=1 (the smoke run): warm-ups and pauses shortened too, so the whole run stays near 2 minutes.
+export const QUICK = process.env.BENCH_QUICK === '1';
+/** Seconds of each autocannon warm-up. */
+export const WARM_S = QUICK ? 1 : 2;
+/** Milliseconds to wait for n long polls to park before a fan-out round. */
+export const parkMs = (n) => (QUICK ? 100 : 500) + n / 5;
 /** The server entry point benchmarks start (BENCH_PARLEY_MAIN: another build, e.g. a copy of dist/ from before a change). */
 export const PARLEY_MAIN = process.env.BENCH_PARLEY_MAIN ?? path.join(ROOT, 'dist/src/main.js');
 

@@ -5,7 +5,7 @@
 // /dev/null) as in production. Besides requests per second, each server's CPU
 // time per answered request (from /proc) is reported: on a shared machine it
 // moves far less than req/s does.
-import { load, loadWithCpu, median, record, startBaselineProcess, startParley, table } from './lib.mjs';
+import { load, loadWithCpu, median, record, startBaselineProcess, startParley, table, WARM_S } from './lib.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -18,9 +18,9 @@ try {
   const url = `${parley.base}/api/v1/users/me`;
   const headers = { authorization: parley.auth };
   // Warm-up (JIT) of every server.
-  await load({ url, headers, duration: 2 });
-  await load({ url: http.url, duration: 2 });
-  await load({ url: fastify.url, duration: 2 });
+  await load({ url, headers, duration: WARM_S });
+  await load({ url: http.url, duration: WARM_S });
+  await load({ url: fastify.url, duration: WARM_S });
   const runs = { http: [], fastify: [], parley: [] };
   for (let i = 0; i < RUNS; i++) {
     runs.http.push(await loadWithCpu(http.pid, { url: http.url, duration: DURATION }));

@@ -7,7 +7,7 @@
 // as P1 does) and evenly spaced (pacedLoad below: p50_even/p99_even).
 //   node bench/p2-get-messages.mjs          (BENCH_SMALL=10000 BENCH_LARGE=1000000 BENCH_RUNS=3 BENCH_DURATION=5)
 import net from 'node:net';
-import { load, median, record, startParley, table } from './lib.mjs';
+import { load, median, record, startParley, table, WARM_S } from './lib.mjs';
 import { bulkInsertChannelMessages, createChannel, ownerId } from './messages-lib.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -101,7 +101,7 @@ async function measure(total, pacedRate) {
     const headers = { authorization: server.auth };
     const first = await (await fetch(url, { headers })).json();
     if (first.result !== 'success' || first.messages.length !== 50) throw new Error(`unexpected answer: ${JSON.stringify(first).slice(0, 200)}`);
-    await load({ url, headers, duration: 2, connections: 10 });
+    await load({ url, headers, duration: WARM_S, connections: 10 });
     const runs = [];
     for (let i = 0; i < RUNS; i++) runs.push(await load({ url, headers, duration: DURATION, connections: 10 }));
     const rps = Math.round(median(runs.map((r) => r.rps)));

@@ -13,7 +13,7 @@
 // answering all of them with a 1 KB body in one loop when a POST comes (bench/support/baseline-server.mjs
 // "fanout"), timed by the same lean clients in the same way. It is one write system call and node's
 // response path per client, with no database, queue or event of its own.
-import { median, record, startBaselineProcess, startParley, table } from './lib.mjs';
+import { median, parkMs, record, startBaselineProcess, startParley, table } from './lib.mjs';
 import { call, channelWith, makeUsers, percentile, poll, register, sendToChannel, sleep } from './events-lib.mjs';
 import { fanOutPollers } from './raw-poller.mjs';
 
@@ -52,7 +52,7 @@ try {
     const lasts = [];
     const p99s = [];
     for (let run = -WARMUP; run < RUNS; run++) {
-      await sleep(500 + n / 5); // let every poll park
+      await sleep(parkMs(n)); // let every poll park
       const lat = await clients.round(() => sendToChannel(server, 'p4 fan-out', `fan-out ${n} ${run}`));
       if (run >= 0) {
         lasts.push(Math.max(...lat));
@@ -69,7 +69,7 @@ try {
     try {
       const bareClients = await fanOutPollers(Array.from({ length: n }, (_, i) => ({ queueId: `b${i}`, last: -1, auth: 'none' })), () => barePort);
       for (let run = -WARMUP; run < RUNS; run++) {
-        await sleep(500 + n / 5);
+        await sleep(parkMs(n));
         const lat = await bareClients.round(() => call(`http://127.0.0.1:${barePort}`, 'none', 'POST', '/send'));
         if (run >= 0) bareLasts.push(Math.max(...lat));
       }
@@ -83,7 +83,7 @@ try {
     for (let run = -WARMUP; run < RUNS; run++) {
       const done = new Array(n);
       const polls = active.map((q, i) => poll(server.base, q).then(() => (done[i] = process.hrtime.bigint())));
-      await sleep(500 + n / 5);
+      await sleep(parkMs(n));
       const t0 = process.hrtime.bigint();
       await sendToChannel(server, 'p4 fan-out', `fan-out ${n} http ${run}`);
       await Promise.all(polls);

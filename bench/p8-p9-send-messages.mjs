@@ -7,7 +7,7 @@
 // Targets: P8 >= 1,000 msg/s at most, p99 <= 50 ms paced; P9 >= 600 msg/s, p99 <= 100 ms.
 //   node bench/p8-p9-send-messages.mjs            (both; BENCH_ONLY=sqlite|postgres, BENCH_RUNS=3, BENCH_DURATION=5)
 import { Worker } from 'node:worker_threads';
-import { load, loadWithCpu, median, record, startParley, table } from './lib.mjs';
+import { load, loadWithCpu, median, record, startParley, table, WARM_S } from './lib.mjs';
 import { makeUsers, register } from './events-lib.mjs';
 import { createChannel, freshPgDatabase, ownerId } from './messages-lib.mjs';
 
@@ -52,7 +52,7 @@ async function runFor(kind) {
     };
     const first = await (await fetch(req.url, { method: 'POST', headers: req.headers, body })).json();
     if (first.result !== 'success') throw new Error(`send failed: ${JSON.stringify(first)}`);
-    await load({ ...req, duration: 2, connections: 8 });
+    await load({ ...req, duration: WARM_S, connections: 8 });
     const max = [];
     // Server CPU per send (user + system, /proc) at the maximum rate: steadier than msg/s on a shared machine.
     for (let i = 0; i < RUNS; i++) max.push(await loadWithCpu(server.child.pid, { ...req, duration: DURATION, connections: 8 }));

@@ -13,7 +13,7 @@
 // in sequence (no queueing: what the server costs per request, in 0.01 ms).
 // Target: p50 <= 2 ms at 1,000 users online.
 //   node bench/presence.mjs        (after npm run build)
-import { load, median, record, startParley, table } from './lib.mjs';
+import { load, median, record, startParley, table, WARM_S } from './lib.mjs';
 import { call, makeUsers } from './events-lib.mjs';
 
 const USERS = Number(process.env.BENCH_PRESENCE_USERS ?? 1000);
@@ -63,7 +63,7 @@ try {
     };
     const lat = [];
     const thr = [];
-    await load({ ...opts, duration: 2, connections: 10 }); // warm-up
+    await load({ ...opts, duration: WARM_S, connections: 10 }); // warm-up
     for (let r = 0; r < RUNS; r++) {
       const fixed = await load({ ...opts, connections: 10, overallRate: rate });
       if (fixed.errors) throw new Error(`${name}: ${fixed.errors} errors`);

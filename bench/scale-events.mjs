@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { cpuMicros, freePort, median, PARLEY_MAIN, record, table } from './lib.mjs';
+import { cpuMicros, freePort, median, parkMs, PARLEY_MAIN, QUICK, record, table } from './lib.mjs';
 import { call, channelWith, makeUsers, percentile, poll, register, sendToChannel, sleep } from './events-lib.mjs';
 import { fanOutPollers, lastEventId, pollRequest, runPollers } from './raw-poller.mjs';
 
@@ -34,7 +34,7 @@ const P5_CLIENTS = Number(process.env.BENCH_P5_CLIENTS ?? 500);
 const P5_DRIVERS = Number(process.env.BENCH_P5_DRIVERS ?? 2);
 const SEND_CONC = Number(process.env.BENCH_SEND_CONC ?? 8);
 const PROCESSES = (process.env.BENCH_PROCESSES ?? '0,1,2').split(',').map(Number);
-const USERS = 100;
+const USERS = QUICK ? 20 : 100;
 // BENCH_SCALE_PARTS: which of p4,p5,sends to run (default all).
 const PARTS = new Set((process.env.BENCH_SCALE_PARTS ?? 'p4,p5,sends').split(','));
 const MAIN = PARLEY_MAIN;
@@ -164,7 +164,7 @@ async function prepareP4(cfg) {
   return {
     lasts,
     async round(run) {
-      await sleep(500 + queues.length / 5);
+      await sleep(parkMs(queues.length));
       const lat = await clients.round(() => sendToChannel(server, 'scale', `fan-out ${run}`));
       if (run >= 0) {
         lasts.push(Math.max(...lat));
@@ -220,7 +220,7 @@ async function prepareP5(cfg) {
           commits++;
         }
       });
-      await sleep(run < 0 ? 2000 : 1000);
+      await sleep(QUICK ? 300 : run < 0 ? 2000 : 1000);
       if (run >= 0) {
         const cpu0 = procCpu();
         const r0 = withRedis ? await redisCpu() : 0;
