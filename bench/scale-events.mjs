@@ -1,13 +1,16 @@
 // Scale-out figures: one and two Parley processes on one PostgreSQL database and one Redis
 // (PARLEY_DATABASE_URL / PARLEY_REDIS_URL), loopback only, bounded in time:
 //   P4  fan-out: N long-polling clients (split across the processes), one channel message sent
-//       through the first process; time from the send to the LAST poll answered (median of RUNS);
-//   P5  deliveries/s: CLIENTS pollers answer-and-re-poll while DRIVERS send typing notifications
-//       (drivers and pollers spread over the processes: most deliveries cross processes);
+//       through the first process; time from the send to the LAST poll answered (median of
+//       BENCH_P4_ROUNDS rounds, default 3 x BENCH_RUNS);
+//   P5  deliveries/s: CLIENTS pollers answer-and-re-poll while DRIVERS (BENCH_P5_DRIVERS, default 2)
+//       send typing notifications (drivers and pollers spread over the processes: most deliveries
+//       cross processes); median of RUNS windows of DURATION s;
 //   sends/s: CONC concurrent senders post channel messages to a 50-subscriber channel for DURATION s.
+// Every configuration is set up first; their P4 rounds and P5 windows then run in turn, so P11's
+// ratios (printed, and recorded as `paired`) are medians of ratios of figures taken seconds apart.
 // The load generator shares the machine's cores with the servers, PostgreSQL and Redis: with
-// 2 cores, a second process adds coordination cost, not capacity. Needs `npm run build` first.
-// BENCH_P4_ROUNDS (default 3 x BENCH_RUNS).
+// 2 cores, a second process has no core of its own. Needs `npm run build` first.
 // Env: BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_REDIS_URL (default redis://127.0.0.1:6379), BENCH_RUNS, BENCH_DURATION,
 // BENCH_P4_CLIENTS, BENCH_P5_CLIENTS, BENCH_SEND_CONC, BENCH_PROCESSES (default "0,1,2": 0 is one
