@@ -35,8 +35,8 @@ export interface SerializedQueue {
 }
 
 export interface AppendResult {
-  /** Queues that received at least one event. */
-  readonly grown: readonly string[];
+  /** How many queues received at least one event (their ids reach the subscribers). */
+  readonly grown: number;
   /** Queues dropped because their backlog passed the cap (their clients must re-register). */
   readonly dropped: readonly QueueDescriptor[];
 }
@@ -289,7 +289,7 @@ export class MemoryQueueStore implements QueueStore, LocalQueueOps {
       const droppedIds = dropped.map((d) => d.id);
       for (const l of this.listeners) l(grown, droppedIds);
     }
-    return { grown, dropped };
+    return { grown: grown.length, dropped };
   }
 
   acknowledgeNow(queueId: string, lastEventId: number): AckResult {

@@ -6,15 +6,19 @@ import type { ParleyEvent } from './types.js';
 
 /**
  * Event queues in Redis, shared by every Parley process (scale-out). Same
- * contract and behaviour as MemoryQueueStore; keys under one prefix P:
+ * contract and behaviour as MemoryQueueStore; keys under one prefix P (the
+ * deployment's prefix and QUEUE_LAYOUT):
  *
- *   P q:<id>      hash  d (descriptor JSON), n (next event id), p (newest pruned id),
+ *   P q:<id>      hash  d (descriptor JSON), p (newest pruned id),
  *                       t (timeout, s), u (user id), r (realm id), w (1 if watcher),
  *                       o (the process that last parked a poll on it: its notification channel)
- *   P e:<id>      list  "<id>;<event JSON>" (the event has no `id` key of its own, so
+ *   P e:<id>      list  ";<event JSON>" (the event has no `id` key of its own, so
  *                       its wire form is the JSON with `"id":<id>` spliced in, no parsing) or
- *                       "<id>:<event JSON>" (any event); oldest first; ids are consecutive,
- *                       from p+1 to n-1, so acknowledging is one LTRIM
+ *                       ":<event JSON>" (any event); oldest first. Ids are consecutive and not
+ *                       stored: the entries are p+1 to p+LLEN, the next id is p+1+LLEN, and
+ *                       acknowledging is one LTRIM (an append pushes the payloads as they came,
+ *                       with no id to splice in and no next id to write: a quarter of its time
+ *                       per queue)
  *   P u:<user>    set   queue ids of a user
  *   P w:<realm>   set   queue ids of a realm that watch all public channels or a narrow
  *   P exp         zset  queue id -> expiry deadline (last connection + timeout, ms): the
@@ -47,28 +51,42 @@ import type { ParleyEvent } from './types.js';
  * itself: the appending process learns of growth the same way as the others.
  */
 
+/**
+ * The key layout's name, after the deployment's prefix. A process reads and writes only the queues of
+ * its own layout: when the layout changes, so does this, and a process of the new layout never misreads
+ * a queue of the old (its clients, polling a queue the new processes do not see, get BAD_EVENT_QUEUE_ID
+ * and register again, as after any lost queue). Layout 2 (2026-11-29) stores entries without their ids.
+ */
+export const QUEUE_LAYOUT = 'queues2:';
+
 const APPEND = `
 local P, max, me, spec = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local payloads = {}
 for k = 5, #ARGV do payloads[k - 4] = ARGV[k] end
-local grown, elsewhere, dropped, droppedDescs = {}, {}, {}, {}
+local grown, elsewhere, dropped, droppedDescs = 0, {}, {}, {}
 -- owner process -> its part of the notification
 local parts, owners = {}, {}
 for id, refs in string.gmatch(spec, '(%S+) (%S+)') do
-  local qk, ek = P .. 'q:' .. id, P .. 'e:' .. id
-  -- The backlog's length is n - 1 - p (ids are consecutive): no LLEN; the descriptor (d) is read only
-  -- for a queue being dropped (reading it for every queue copied it into Lua: most of a fan-out's time).
-  local meta = redis.call('HMGET', qk, 'n', 'p', 'o')
+  local qk = P .. 'q:' .. id
+  -- The descriptor (d) is read only for a queue being dropped (reading it for every queue copied it into Lua:
+  -- most of a fan-out's time).
+  local meta = redis.call('HMGET', qk, 'p', 'o')
   if meta[1] then
+    local ek = P .. 'e:' .. id
+    -- Entries are the payloads as sent (ids follow from the position): no string built per queue.
     -- Most appends give a queue one event: no list, no table of items (a third of the script's time per queue).
-    local list, count = nil, 1
+    local len, count
     if string.find(refs, ',', 1, true) then
-      list = {}
-      for ref in string.gmatch(refs, '[^,]+') do list[#list + 1] = tonumber(ref) end
-      count = #list
+      local items = {}
+      for ref in string.gmatch(refs, '[^,]+') do items[#items + 1] = payloads[tonumber(ref)] end
+      count = #items
+      len = redis.call('RPUSH', ek, unpack(items))
+    else
+      count = 1
+      len = redis.call('RPUSH', ek, payloads[tonumber(refs)])
     end
-    local n = tonumber(meta[1])
-    if n - 1 - tonumber(meta[2]) + count > max then
+    -- Past the backlog cap the queue goes, these events with it.
+    if len > max then
       local more = redis.call('HMGET', qk, 'u', 'r', 'd')
       redis.call('DEL', qk, ek)
       redis.call('SREM', P .. 'u:' .. more[1], id)
@@ -77,16 +95,8 @@ for id, refs in string.gmatch(spec, '(%S+) (%S+)') do
       dropped[#dropped + 1] = id
       droppedDescs[#droppedDescs + 1] = more[3]
     else
-      if list then
-        local items = {}
-        for j = 1, count do items[j] = (n + j - 1) .. payloads[list[j]] end
-        redis.call('RPUSH', ek, unpack(items))
-      else
-        redis.call('RPUSH', ek, n .. payloads[tonumber(refs)])
-      end
-      redis.call('HSET', qk, 'n', n + count)
-      grown[#grown + 1] = id
-      local o = meta[3]
+      grown = grown + 1
+      local o = meta[2]
       if o ~= me then elsewhere[#elsewhere + 1] = id end
       if o then
         local part = parts[o]
@@ -96,7 +106,8 @@ for id, refs in string.gmatch(spec, '(%S+) (%S+)') do
           owners[#owners + 1] = o
         end
         part.g[#part.g + 1] = id
-        part.f[#part.f + 1] = n
+        -- The first new id: the entries are p + 1 .. p + len.
+        part.f[#part.f + 1] = tonumber(meta[1]) + 1 + len - count
         part.l[#part.l + 1] = refs
       end
     end
@@ -113,15 +124,20 @@ if #dropped > 0 then redis.call('PUBLISH', P .. 'notify', cjson.encode({g = {}, 
 return {grown, droppedDescs, elsewhere}
 `;
 
-/** Acknowledges up to `last` (drops the older entries): 'ok', 'pruned' or 'not_in_queue'. Shared by ACK and POLL_MANY. */
+/**
+ * Acknowledges up to `last` (drops the older entries): 'ok', 'pruned' or 'not_in_queue'. Shared by ACK and
+ * POLL_MANY. The queue holds ids pruned + 1 .. pruned + LLEN.
+ */
 const ACKNOWLEDGE_FN = `
-local function acknowledge(qk, ek, last, n, pruned)
+local function acknowledge(qk, ek, last, pruned)
   if last < pruned then return 'pruned' end
-  local upto = math.min(last, n - 1)
-  if upto > pruned then
-    redis.call('LTRIM', ek, upto - pruned, -1)
-    pruned = upto
-    redis.call('HSET', qk, 'p', pruned)
+  if last > pruned then
+    local upto = math.min(last, pruned + redis.call('LLEN', ek))
+    if upto > pruned then
+      redis.call('LTRIM', ek, upto - pruned, -1)
+      pruned = upto
+      redis.call('HSET', qk, 'p', pruned)
+    end
   end
   if last ~= pruned then return 'not_in_queue' end
   return 'ok'
@@ -131,9 +147,9 @@ end
 const ACK = `${ACKNOWLEDGE_FN}
 local qk, ek = KEYS[1], KEYS[2]
 local last = tonumber(ARGV[1])
-local meta = redis.call('HMGET', qk, 'n', 'p')
-if not meta[1] then return 'ok' end
-return acknowledge(qk, ek, last, tonumber(meta[1]), tonumber(meta[2]))
+local p = redis.call('HGET', qk, 'p')
+if not p then return 'ok' end
+return acknowledge(qk, ek, last, tonumber(p))
 `;
 
 /**
@@ -162,10 +178,10 @@ local nw = tonumber(ARGV[4])
 for i = 5, 4 + nw * 3, 3 do
   local id = ARGV[i]
   local qk = P .. 'q:' .. id
-  local meta = redis.call('HMGET', qk, 'n', 'p', 't')
+  local meta = redis.call('HMGET', qk, 'p', 't')
   if meta[1] then
-    acknowledge(qk, P .. 'e:' .. id, tonumber(ARGV[i + 1]), tonumber(meta[1]), tonumber(meta[2]))
-    local deadline = tonumber(ARGV[i + 2]) + tonumber(meta[3]) * 1000
+    acknowledge(qk, P .. 'e:' .. id, tonumber(ARGV[i + 1]), tonumber(meta[1]))
+    local deadline = tonumber(ARGV[i + 2]) + tonumber(meta[2]) * 1000
     local cur = redis.call('ZSCORE', ez, id)
     if not cur or tonumber(cur) < deadline then redis.call('ZADD', ez, deadline, id) end
   end
@@ -175,26 +191,27 @@ for i = 5 + nw * 3, #ARGV, 4 do
   local id = ARGV[i]
   local qk, ek = P .. 'q:' .. id, P .. 'e:' .. id
   local last = tonumber(ARGV[i + 2])
-  local meta = redis.call('HMGET', qk, 'n', 'p', 'u', 't', 'o')
-  if not meta[1] or meta[3] ~= ARGV[i + 1] then
+  local meta = redis.call('HMGET', qk, 'p', 'u', 't', 'o')
+  if not meta[1] or meta[2] ~= ARGV[i + 1] then
     out[#out + 1] = 'missing'
   else
-    local acked = acknowledge(qk, ek, last, tonumber(meta[1]), tonumber(meta[2]))
+    local acked = acknowledge(qk, ek, last, tonumber(meta[1]))
     if acked ~= 'ok' then
       out[#out + 1] = acked
     else
       if ARGV[i + 3] == '1' then
-        if meta[5] ~= me then
+        if meta[4] ~= me then
           redis.call('HSET', qk, 'o', me)
-          if meta[5] then redis.call('PUBLISH', P .. 'n:' .. meta[5], cjson.encode({g = {id}, d = {}})) end
+          if meta[4] then redis.call('PUBLISH', P .. 'n:' .. meta[4], cjson.encode({g = {id}, d = {}})) end
         end
-        redis.call('ZADD', ez, now + tonumber(meta[4]) * 1000, id)
-      elseif meta[5] and meta[5] ~= me then
-        redis.call('PUBLISH', P .. 'n:' .. meta[5], cjson.encode({g = {id}, d = {}}))
+        redis.call('ZADD', ez, now + tonumber(meta[3]) * 1000, id)
+      elseif meta[4] and meta[4] ~= me then
+        redis.call('PUBLISH', P .. 'n:' .. meta[4], cjson.encode({g = {id}, d = {}}))
       end
       local entries = redis.call('LRANGE', ek, 0, -1)
       out[#out + 1] = 'ok'
-      out[#out + 1] = tonumber(meta[1])
+      -- Acknowledged up to last, so the entries are last + 1 .. next - 1.
+      out[#out + 1] = last + 1 + #entries
       out[#out + 1] = #entries
       for j = 1, #entries do out[#out + 1] = entries[j] end
     end
@@ -203,11 +220,25 @@ end
 return out
 `;
 
-/** The pending entries of every queue named in KEYS (a fan-out's woken polls read in one command). */
+/**
+ * The pending entries of every queue named in ARGV (after the prefix): a fan-out's woken polls read in
+ * one command. Reply: the first entry's id of each queue, then each queue's entries.
+ */
 const PENDING_MANY = `
-local out = {}
-for i, k in ipairs(KEYS) do out[i] = redis.call('LRANGE', k, 0, -1) end
-return out
+local P = ARGV[1]
+local firsts, lists = {}, {}
+for i = 2, #ARGV do
+  local p = redis.call('HGET', P .. 'q:' .. ARGV[i], 'p')
+  firsts[i - 1] = (tonumber(p) or 0) + 1
+  lists[i - 1] = redis.call('LRANGE', P .. 'e:' .. ARGV[i], 0, -1)
+end
+return {firsts, lists}
+`;
+
+/** A queue's newest acknowledged id and pending entries, read at once. */
+const PENDING = `
+local p = redis.call('HGET', KEYS[1], 'p')
+return {(tonumber(p) or 0) + 1, redis.call('LRANGE', KEYS[2], 0, -1)}
 `;
 
 const TOUCH = `
@@ -222,11 +253,11 @@ const CREATE = `
 local P, id = ARGV[1], ARGV[2]
 local qk = P .. 'q:' .. id
 redis.call('DEL', qk, P .. 'e:' .. id)
-redis.call('HSET', qk, 'd', ARGV[3], 'n', ARGV[4], 'p', ARGV[5], 't', ARGV[7], 'u', ARGV[8], 'r', ARGV[9], 'w', ARGV[10])
-redis.call('SADD', P .. 'u:' .. ARGV[8], id)
-if ARGV[10] == '1' then redis.call('SADD', P .. 'w:' .. ARGV[9], id) end
-redis.call('ZADD', P .. 'exp', tonumber(ARGV[6]) + tonumber(ARGV[7]) * 1000, id)
-for k = 11, #ARGV do redis.call('RPUSH', P .. 'e:' .. id, ARGV[k]) end
+redis.call('HSET', qk, 'd', ARGV[3], 'p', ARGV[4], 't', ARGV[6], 'u', ARGV[7], 'r', ARGV[8], 'w', ARGV[9])
+redis.call('SADD', P .. 'u:' .. ARGV[7], id)
+if ARGV[9] == '1' then redis.call('SADD', P .. 'w:' .. ARGV[8], id) end
+redis.call('ZADD', P .. 'exp', tonumber(ARGV[5]) + tonumber(ARGV[6]) * 1000, id)
+for k = 10, #ARGV do redis.call('RPUSH', P .. 'e:' .. id, ARGV[k]) end
 return 1
 `;
 
@@ -254,9 +285,10 @@ return out
 `;
 
 type Scripted = Redis & {
-  parleyAppend(...args: (string | number)[]): Promise<[string[], string[], string[]]>;
+  parleyAppend(...args: (string | number)[]): Promise<[number, string[], string[]]>;
   parleyAck(qk: string, ek: string, last: number): Promise<AckResult>;
-  parleyPendingMany(n: number, ...keys: string[]): Promise<string[][]>;
+  parleyPendingMany(...args: string[]): Promise<[number[], string[][]]>;
+  parleyPending(qk: string, ek: string): Promise<[number, string[]]>;
   parleyPollMany(...args: (string | number)[]): Promise<(string | number)[]>;
   parleyTouch(qk: string, exp: string, id: string, now: number): Promise<number>;
   parleyCreate(...args: (string | number)[]): Promise<number>;
@@ -267,8 +299,8 @@ function defineScripts(r: Redis): Scripted {
   r.defineCommand('parleyAppend', { numberOfKeys: 0, lua: APPEND });
   r.defineCommand('parleyAck', { numberOfKeys: 2, lua: ACK });
   r.defineCommand('parleyPollMany', { numberOfKeys: 0, lua: POLL_MANY });
-  // Variable key count: the first argument says how many keys follow.
-  r.defineCommand('parleyPendingMany', { lua: PENDING_MANY });
+  r.defineCommand('parleyPendingMany', { numberOfKeys: 0, lua: PENDING_MANY });
+  r.defineCommand('parleyPending', { numberOfKeys: 2, lua: PENDING });
   r.defineCommand('parleyTouch', { numberOfKeys: 2, lua: TOUCH });
   r.defineCommand('parleyCreate', { numberOfKeys: 0, lua: CREATE });
   r.defineCommand('parleyRemove', { numberOfKeys: 0, lua: REMOVE });
@@ -277,44 +309,34 @@ function defineScripts(r: Redis): Scripted {
 
 const isWatcher = (d: QueueDescriptor): boolean => d.allPublicStreams || d.narrow.length > 0;
 
-/** An event as stored after its id: ";<JSON>" when its wire form is the JSON with the id spliced in, else ":<JSON>". */
+/**
+ * An event as stored: ";<JSON>" when its wire form is the JSON with the id spliced in, else ":<JSON>".
+ * Its id is not stored: it follows from the entry's position (the first is the queue's p + 1).
+ */
 function payloadOf(e: ParleyEvent): string {
   const json = eventJsonWithoutId(e);
   return json === null ? ':' + JSON.stringify(e) : ';' + json;
 }
 
-/** Index of the separator after the id (the first character that is not a digit or minus sign). */
-function sepIndex(raw: string): number {
-  let i = 0;
-  for (; i < raw.length; i++) {
-    const c = raw.charCodeAt(i);
-    if (c === 58 /* : */ || c === 59 /* ; */) break;
-  }
-  return i;
+function parseEntry(raw: string, id: number): QueuedEvent {
+  return { id, event: JSON.parse(raw.slice(1)) as ParleyEvent };
 }
 
-function parseEntry(raw: string): QueuedEvent {
-  const sep = sepIndex(raw);
-  return { id: Number(raw.slice(0, sep)), event: JSON.parse(raw.slice(sep + 1)) as ParleyEvent };
-}
-
-/** The wire JSON of raw entries from index `from` up to `to` (exclusive; default: the end). */
-function entriesJson(raws: readonly string[], from: number, to = raws.length): string {
+/** The wire JSON of raw entries from index `from` up to `to` (exclusive; default: the end), the one at `from` having id `firstId`. */
+function entriesJson(raws: readonly string[], firstId: number, from = 0, to = raws.length): string {
   if (to <= from) return '[]';
-  let out = '[' + entryWireJson(raws[from]!);
-  for (let i = from + 1; i < to; i++) out += ',' + entryWireJson(raws[i]!);
+  let out = '[' + entryWireJson(raws[from]!, firstId);
+  for (let i = from + 1; i < to; i++) out += ',' + entryWireJson(raws[i]!, firstId + i - from);
   return out + ']';
 }
 
 /** One entry's wire JSON: JSON.stringify({ ...event, id }), without parsing when the entry allows it. */
-function entryWireJson(raw: string): string {
-  const sep = sepIndex(raw);
-  if (raw.charCodeAt(sep) === 59) {
+function entryWireJson(raw: string, id: number): string {
+  if (raw.charCodeAt(0) === 59 /* ; */) {
     // ";{...}": the JSON of an event without its own id key.
-    return raw.length - sep === 3 ? `{"id":${raw.slice(0, sep)}}` : `${raw.slice(sep + 1, -1)},"id":${raw.slice(0, sep)}}`;
+    return raw.length === 3 ? `{"id":${id}}` : `${raw.slice(1, -1)},"id":${id}}`;
   }
-  const e = parseEntry(raw);
-  return JSON.stringify({ ...e.event, id: e.id });
+  return JSON.stringify({ ...parseEntry(raw, id).event, id });
 }
 
 /**
@@ -353,14 +375,14 @@ class NotifiedAppend implements AppendedEvents {
       // One event (most appends): no array.
       if (first + 1 <= copy.next) return true;
       if (first !== copy.next) return false;
-      copy.entries.push(`${first}${this.payloads[Number(list) - 1]!}`);
+      copy.entries.push(this.payloads[Number(list) - 1]!);
       copy.next++;
       return true;
     }
     const refs = list.split(',');
     if (first + refs.length <= copy.next) return true;
     if (first !== copy.next) return false;
-    for (let j = 0; j < refs.length; j++) copy.entries.push(`${first + j}${this.payloads[Number(refs[j]) - 1]!}`);
+    for (let j = 0; j < refs.length; j++) copy.entries.push(this.payloads[Number(refs[j]) - 1]!);
     copy.next += refs.length;
     return true;
   }
@@ -372,8 +394,7 @@ class NotifiedAppend implements AppendedEvents {
     const key = `${firstId} ${list}`;
     let json = this.memo.get(key);
     if (json === undefined) {
-      const raws = list.split(',').map((ref, j) => `${firstId + j}${this.payloads[Number(ref) - 1]!}`);
-      json = entriesJson(raws, 0);
+      json = entriesJson(list.split(',').map((ref) => this.payloads[Number(ref) - 1]!), firstId);
       this.memo.set(key, json);
     }
     return json;
@@ -470,14 +491,18 @@ export class RedisQueueStore implements QueueStore {
    * subscriber mode for the growth notifications (a connection that
    * subscribes can run nothing else).
    */
+  /** Where this store's keys start: the deployment's prefix, then the layout's (QUEUE_LAYOUT). */
+  private readonly prefix: string;
+
   constructor(
     redis: Redis,
     private readonly sub: Redis,
-    private readonly prefix: string,
+    keyPrefix: string,
     private readonly maxEvents: number,
   ) {
+    this.prefix = keyPrefix + QUEUE_LAYOUT;
     this.r = defineScripts(redis);
-    this.channel = prefix + 'n:' + this.name;
+    this.channel = this.prefix + 'n:' + this.name;
     sub.on('message', (channel: string, message: string) => {
       if (channel !== this.channel && channel !== this.prefix + 'notify') return;
       const nl = message.indexOf('\n');
@@ -558,12 +583,13 @@ export class RedisQueueStore implements QueueStore {
   }
 
   async create(desc: QueueDescriptor, now: number): Promise<void> {
-    await this.write(desc, 0, -1, now, []);
+    await this.write(desc, -1, now, []);
     this.remember(desc);
   }
 
-  private write(d: QueueDescriptor, next: number, pruned: number, last: number, entries: readonly string[]): Promise<number> {
-    return this.r.parleyCreate(this.prefix, d.id, JSON.stringify(d), next, pruned, last, d.timeoutSecs, d.userId, d.realmId, isWatcher(d) ? '1' : '0', ...entries);
+  /** A queue whose entries (payloads) have ids pruned + 1, pruned + 2, ... */
+  private write(d: QueueDescriptor, pruned: number, last: number, entries: readonly string[]): Promise<number> {
+    return this.r.parleyCreate(this.prefix, d.id, JSON.stringify(d), pruned, last, d.timeoutSecs, d.userId, d.realmId, isWatcher(d) ? '1' : '0', ...entries);
   }
 
   async get(queueId: string): Promise<QueueDescriptor | undefined> {
@@ -635,7 +661,7 @@ export class RedisQueueStore implements QueueStore {
       }
       spec = spec === '' ? id + ' ' + list : spec + ' ' + id + ' ' + list;
     }
-    if (spec === '') return { grown: [], dropped: [] };
+    if (spec === '') return { grown: 0, dropped: [] };
     const [grown, droppedRaw, elsewhere] = await this.r.parleyAppend(this.prefix, this.maxEvents, this.name, spec, ...payloads);
     const dropped = droppedRaw.map((raw) => JSON.parse(raw) as QueueDescriptor);
     for (const d of dropped) this.descs.delete(d.id);
@@ -656,19 +682,21 @@ export class RedisQueueStore implements QueueStore {
 
   async pending(queueId: string): Promise<readonly QueuedEvent[]> {
     this.writeBackFor(queueId);
-    return (await this.r.lrange(this.prefix + 'e:' + queueId, 0, -1)).map(parseEntry);
+    const [first, raws] = await this.r.parleyPending(this.prefix + 'q:' + queueId, this.prefix + 'e:' + queueId);
+    return raws.map((raw, i) => parseEntry(raw, first + i));
   }
 
   async pendingJson(queueId: string): Promise<string> {
     this.writeBackFor(queueId);
-    return entriesJson(await this.r.lrange(this.prefix + 'e:' + queueId, 0, -1), 0);
+    const [first, raws] = await this.r.parleyPending(this.prefix + 'q:' + queueId, this.prefix + 'e:' + queueId);
+    return entriesJson(raws, first);
   }
 
   async pendingJsonMany(queueIds: readonly string[]): Promise<string[]> {
     if (queueIds.length === 0) return [];
     if (this.writeBack.size > 0 && queueIds.some((id) => this.writeBack.has(id))) this.writeBackNow();
-    const lists = await this.r.parleyPendingMany(queueIds.length, ...queueIds.map((id) => this.prefix + 'e:' + id));
-    return lists.map((raws) => entriesJson(raws, 0));
+    const [firsts, lists] = await this.r.parleyPendingMany(this.prefix, ...queueIds);
+    return lists.map((raws, i) => entriesJson(raws, firsts[i]!));
   }
 
   /**
@@ -718,7 +746,7 @@ export class RedisQueueStore implements QueueStore {
       copy.pruned = lastEventId;
     }
     this.noteWriteBack(queueId, copy, now);
-    return { status: 'ok', eventsJson: entriesJson(copy.entries, 0), nextEventId: copy.next };
+    return { status: 'ok', eventsJson: entriesJson(copy.entries, copy.next - copy.entries.length), nextEventId: copy.next };
   }
 
   /** Applies the notifications a copy heard; false (and the copy dropped) on a gap. */
@@ -807,7 +835,7 @@ export class RedisQueueStore implements QueueStore {
           const nextEventId = out[k++] as number;
           const n = out[k++] as number;
           if (p.block) this.seeded(p, nextEventId, (out as string[]).slice(k, k + n));
-          p.resolve({ status, eventsJson: entriesJson(out as string[], k, k + n), nextEventId });
+          p.resolve({ status, eventsJson: entriesJson(out as string[], nextEventId - n, k, k + n), nextEventId });
           k += n;
         }
       },
@@ -867,17 +895,18 @@ export class RedisQueueStore implements QueueStore {
     for (const id of ids) {
       const [[, meta], [, entries], [, deadline]] = (await this.r
         .multi()
-        .hmget(this.prefix + 'q:' + id, 'd', 'n', 'p', 't')
+        .hmget(this.prefix + 'q:' + id, 'd', 'p', 't')
         .lrange(this.prefix + 'e:' + id, 0, -1)
         .zscore(this.prefix + 'exp', id)
         .exec()) as [[null, (string | null)[]], [null, string[]], [null, string | null]];
       if (!meta[0]) continue;
+      const pruned = Number(meta[1]);
       out.push({
         descriptor: JSON.parse(meta[0]) as QueueDescriptor,
-        nextEventId: Number(meta[1]),
-        newestPrunedId: Number(meta[2]),
-        lastConnection: Number(deadline) - Number(meta[3]) * 1000,
-        events: entries.map(parseEntry),
+        nextEventId: pruned + 1 + entries.length,
+        newestPrunedId: pruned,
+        lastConnection: Number(deadline) - Number(meta[2]) * 1000,
+        events: entries.map((raw, i) => parseEntry(raw, pruned + 1 + i)),
       });
     }
     return out;
@@ -885,7 +914,8 @@ export class RedisQueueStore implements QueueStore {
 
   async restore(queues: readonly SerializedQueue[]): Promise<void> {
     for (const s of queues) {
-      await this.write(s.descriptor, s.nextEventId, s.newestPrunedId, s.lastConnection, s.events.map((e) => `${e.id}${payloadOf(e.event)}`));
+      // Ids are consecutive and end at nextEventId - 1 (both stores keep newestPrunedId = that - the count): they follow from the position.
+      await this.write(s.descriptor, s.nextEventId - 1 - s.events.length, s.lastConnection, s.events.map((e) => payloadOf(e.event)));
       this.remember(s.descriptor);
     }
   }

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { QueueDescriptor } from '../../src/events/delivery.js';
 import type { AppendedEvents } from '../../src/events/queue-store.js';
 import { EventQueues, type PollAnswer } from '../../src/events/queues.js';
-import { RedisQueueStore } from '../../src/events/redis-queue-store.js';
+import { QUEUE_LAYOUT, RedisQueueStore } from '../../src/events/redis-queue-store.js';
 import type { ParleyEvent } from '../../src/events/types.js';
 import { purgeRedisPrefix } from '../../src/scale/redis.js';
 import { TEST_REDIS_URL } from '../support/server.js';
@@ -16,6 +16,8 @@ import { TEST_REDIS_URL } from '../support/server.js';
  */
 
 const prefix = `parley:test:rqs:${randomBytes(4).toString('hex')}:`;
+/** Where the stores' keys start (the layout's name after the prefix). */
+const keys = prefix + QUEUE_LAYOUT;
 const conns: Redis[] = [];
 const connect = (): Redis => {
   const r = new Redis(TEST_REDIS_URL, { enableAutoPipelining: true });
@@ -181,6 +183,39 @@ describe('Redis queue store across two processes', () => {
     expect(reads).toHaveBeenCalledTimes(1);
   });
 
+  it('acknowledges, prunes, reports and snapshots with the ids of the in-process store (ids follow from the position)', async () => {
+    const a = await process2();
+    const q = qid('ids');
+    await a.create(desc(q), 0);
+    const ev = (n: number): ParleyEvent => ({ type: 'x', n });
+    expect(await a.append(new Map([[q, [ev(0), ev(1), ev(2)]]]))).toEqual({ grown: 1, dropped: [] });
+    expect(await a.pending(q)).toEqual([0, 1, 2].map((n) => ({ id: n, event: ev(n) })));
+    expect(await a.acknowledge(q, 0)).toBe('ok');
+    expect(await a.pendingJson(q)).toBe('[{"type":"x","n":1,"id":1},{"type":"x","n":2,"id":2}]');
+    expect(await a.acknowledge(q, -1)).toBe('pruned');
+    expect(await a.acknowledge(q, 1)).toBe('ok');
+    // Past the newest event: everything goes, and the id was not in the queue.
+    expect(await a.acknowledge(q, 9)).toBe('not_in_queue');
+    expect(await a.pending(q)).toEqual([]);
+    await a.append(new Map([[q, [ev(3)]]]));
+    expect(await a.pending(q)).toEqual([{ id: 3, event: ev(3) }]);
+    expect(await a.acknowledge(q, 2)).toBe('ok');
+    expect(await a.acknowledge(q, 3)).toBe('ok');
+    // An event with an id key of its own is kept whole (":" entry); the wire id is the queue's.
+    await a.append(new Map([[q, [ev(4), { type: 'odd', id: 'mine' } as ParleyEvent]]]));
+    expect(await a.pendingJsonMany([q, qid('none')])).toEqual(['[{"type":"x","n":4,"id":4},{"type":"odd","id":5}]', '[]']);
+    const snap = (await a.snapshot()).find((s) => s.descriptor.id === q)!;
+    expect([snap.nextEventId, snap.newestPrunedId, snap.events]).toEqual([6, 3, [{ id: 4, event: ev(4) }, { id: 5, event: { type: 'odd', id: 'mine' } }]]);
+    await a.remove([q]);
+    await a.restore([snap]);
+    expect(await a.pendingJson(q)).toBe('[{"type":"x","n":4,"id":4},{"type":"odd","id":5}]');
+    expect(await a.acknowledge(q, 4)).toBe('ok');
+    await a.append(new Map([[q, [ev(6)]]]));
+    expect((await a.pending(q)).map((e) => e.id)).toEqual([5, 6]);
+    // A blocking poll step reads the same ids and reports the next one.
+    expect(await a.pollStep(q, 1, 5, true, 1_000)).toEqual({ status: 'ok', eventsJson: '[{"type":"x","n":6,"id":6}]', nextEventId: 7 });
+  });
+
   it("the last connection (kept only in the expiry deadline) moves with a blocking poll and survives snapshot and restore", async () => {
     const a = await process2();
     const q = qid('l');
@@ -265,27 +300,27 @@ describe('Redis queue store across two processes', () => {
   });
 
   it('drops a queue past its backlog cap, counting only the entries still held (acknowledged ones are gone)', async () => {
-    // The append script takes the backlog's length from the ids (next id - 1 - newest pruned id).
+    // The append script takes the backlog's length from the list (RPUSH's answer): acknowledged entries are trimmed.
     const a = new RedisQueueStore(connect(), connect(), prefix, 3);
     await a.ready();
     const [q, other] = [qid('cap'), qid('cap-other')];
     await a.create(desc(q, 5), 0);
     await a.create(desc(other, 5), 0);
     const ev = (n: number): ParleyEvent => ({ type: 'x', n });
-    expect(await a.append(new Map([[q, [ev(0), ev(1), ev(2)]]]))).toEqual({ grown: [q], dropped: [] });
+    expect(await a.append(new Map([[q, [ev(0), ev(1), ev(2)]]]))).toEqual({ grown: 1, dropped: [] });
     expect(await a.acknowledge(q, 1)).toBe('ok');
     // One held (id 2) + two appended = 3: at the cap, kept.
-    expect(await a.append(new Map([[q, [ev(3), ev(4)]]]))).toEqual({ grown: [q], dropped: [] });
+    expect(await a.append(new Map([[q, [ev(3), ev(4)]]]))).toEqual({ grown: 1, dropped: [] });
     expect(await a.pendingJson(q)).toBe('[{"type":"x","n":2,"id":2},{"type":"x","n":3,"id":3},{"type":"x","n":4,"id":4}]');
     // One more: past the cap, the queue is dropped (its descriptor returned), the other queue of the same append grows.
     const r = await a.append(new Map([[q, [ev(5)]], [other, [ev(5)]]]));
-    expect(r).toEqual({ grown: [other], dropped: [desc(q, 5)] });
+    expect(r).toEqual({ grown: 1, dropped: [desc(q, 5)] });
     expect(await a.get(q)).toBeUndefined();
     expect(await a.pendingJson(other)).toBe('[{"type":"x","n":5,"id":0}]');
     // Gone from the user's set and the expiry index too.
     const r0 = connect();
-    expect(await r0.smembers(prefix + 'u:5')).toEqual([other]);
-    expect(await r0.zscore(prefix + 'exp', q)).toBeNull();
+    expect(await r0.smembers(keys + 'u:5')).toEqual([other]);
+    expect(await r0.zscore(keys + 'exp', q)).toBeNull();
   });
 
   it('a process that disappears with a parked poll leaves no event undelivered: the next poll on another process reads them', async () => {
@@ -346,10 +381,12 @@ describe('Redis queue store across two processes', () => {
       expect(sent.names).toEqual([]);
       const redis = r0();
       // Written back by the timer: one script with the newest acknowledgement (1) and connection time.
-      await vi.waitFor(async () => expect(await redis.hget(prefix + 'q:' + d.id, 'p')).toBe('1'), { timeout: 3000, interval: 20 });
+      await vi.waitFor(async () => expect(await redis.hget(keys + 'q:' + d.id, 'p')).toBe('1'), { timeout: 3000, interval: 20 });
       expect(sent.names).toEqual(['evalsha']);
-      expect(await redis.zscore(prefix + 'exp', d.id)).toBe(String(3_000_000 + 600_000));
-      expect(await redis.lrange(prefix + 'e:' + d.id, 0, -1)).toEqual(['2;{"type":"x","n":2}']);
+      expect(await redis.zscore(keys + 'exp', d.id)).toBe(String(3_000_000 + 600_000));
+      // Entries carry no id (id 2 is p + 1) and the hash no next id.
+      expect(await redis.lrange(keys + 'e:' + d.id, 0, -1)).toEqual([';{"type":"x","n":2}']);
+      expect(Object.keys(await redis.hgetall(keys + 'q:' + d.id)).sort()).toEqual(['d', 'o', 'p', 'r', 't', 'u', 'w']);
       // Another process reading the queue sees exactly what A's client has not acknowledged.
       expect(await b.pendingJson(d.id)).toBe('[{"type":"x","n":2,"id":2}]');
     });
