@@ -117,7 +117,9 @@ if #owners > 0 then
   local all = table.concat(payloads, '\\n')
   for _, o in ipairs(owners) do
     local part = parts[o]
-    redis.call('PUBLISH', P .. 'n:' .. o, cjson.encode({g = part.g, d = {}}) .. '\\n' .. table.concat(part.f, ',') .. '\\n' .. table.concat(part.l, ' ') .. '\\n' .. all)
+    -- The header is {"g":[ids],"d":[]} joined by hand: queue ids are UUIDs (nothing to escape), and cjson took
+    -- 5-15% of the script's time per queue.
+    redis.call('PUBLISH', P .. 'n:' .. o, '{"g":["' .. table.concat(part.g, '","') .. '"],"d":[]}\\n' .. table.concat(part.f, ',') .. '\\n' .. table.concat(part.l, ' ') .. '\\n' .. all)
   end
 end
 if #dropped > 0 then redis.call('PUBLISH', P .. 'notify', cjson.encode({g = {}, d = dropped})) end
