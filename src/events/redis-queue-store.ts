@@ -224,7 +224,8 @@ return out
 
 /**
  * The pending entries of every queue named in ARGV (after the prefix): a fan-out's woken polls read in
- * one command. Reply: the first entry's id of each queue, then each queue's entries.
+ * one command, a single queue's read with one name. Reply: the first entry's id of each queue, then each
+ * queue's entries.
  */
 const PENDING_MANY = `
 local P = ARGV[1]
@@ -235,12 +236,6 @@ for i = 2, #ARGV do
   lists[i - 1] = redis.call('LRANGE', P .. 'e:' .. ARGV[i], 0, -1)
 end
 return {firsts, lists}
-`;
-
-/** A queue's newest acknowledged id and pending entries, read at once. */
-const PENDING = `
-local p = redis.call('HGET', KEYS[1], 'p')
-return {(tonumber(p) or 0) + 1, redis.call('LRANGE', KEYS[2], 0, -1)}
 `;
 
 const TOUCH = `
@@ -290,7 +285,6 @@ type Scripted = Redis & {
   parleyAppend(...args: (string | number)[]): Promise<[number, string[], string[]]>;
   parleyAck(qk: string, ek: string, last: number): Promise<AckResult>;
   parleyPendingMany(...args: string[]): Promise<[number[], string[][]]>;
-  parleyPending(qk: string, ek: string): Promise<[number, string[]]>;
   parleyPollMany(...args: (string | number)[]): Promise<(string | number)[]>;
   parleyTouch(qk: string, exp: string, id: string, now: number): Promise<number>;
   parleyCreate(...args: (string | number)[]): Promise<number>;
@@ -302,7 +296,6 @@ function defineScripts(r: Redis): Scripted {
   r.defineCommand('parleyAck', { numberOfKeys: 2, lua: ACK });
   r.defineCommand('parleyPollMany', { numberOfKeys: 0, lua: POLL_MANY });
   r.defineCommand('parleyPendingMany', { numberOfKeys: 0, lua: PENDING_MANY });
-  r.defineCommand('parleyPending', { numberOfKeys: 2, lua: PENDING });
   r.defineCommand('parleyTouch', { numberOfKeys: 2, lua: TOUCH });
   r.defineCommand('parleyCreate', { numberOfKeys: 0, lua: CREATE });
   r.defineCommand('parleyRemove', { numberOfKeys: 0, lua: REMOVE });
@@ -487,15 +480,14 @@ export class RedisQueueStore implements QueueStore {
   /** Subscriber connection state: notifications may be lost while it is down, so copies are dropped and seeds spoiled. */
   private live = true;
   private epoch = 0;
+  /** Where this store's keys start: the deployment's prefix, then the layout's (QUEUE_LAYOUT). */
+  private readonly prefix: string;
 
   /**
    * `redis` runs commands; `sub` is a second connection this store puts in
    * subscriber mode for the growth notifications (a connection that
    * subscribes can run nothing else).
    */
-  /** Where this store's keys start: the deployment's prefix, then the layout's (QUEUE_LAYOUT). */
-  private readonly prefix: string;
-
   constructor(
     redis: Redis,
     private readonly sub: Redis,
@@ -682,15 +674,20 @@ export class RedisQueueStore implements QueueStore {
     return this.r.parleyAck(this.prefix + 'q:' + queueId, this.prefix + 'e:' + queueId, lastEventId);
   }
 
-  async pending(queueId: string): Promise<readonly QueuedEvent[]> {
+  /** One queue's pending entries and the first one's id (after writing back what this process took locally). */
+  private async entries(queueId: string): Promise<[number, string[]]> {
     this.writeBackFor(queueId);
-    const [first, raws] = await this.r.parleyPending(this.prefix + 'q:' + queueId, this.prefix + 'e:' + queueId);
+    const [[first], [raws]] = await this.r.parleyPendingMany(this.prefix, queueId);
+    return [first!, raws!];
+  }
+
+  async pending(queueId: string): Promise<readonly QueuedEvent[]> {
+    const [first, raws] = await this.entries(queueId);
     return raws.map((raw, i) => parseEntry(raw, first + i));
   }
 
   async pendingJson(queueId: string): Promise<string> {
-    this.writeBackFor(queueId);
-    const [first, raws] = await this.r.parleyPending(this.prefix + 'q:' + queueId, this.prefix + 'e:' + queueId);
+    const [first, raws] = await this.entries(queueId);
     return entriesJson(raws, first);
   }
 
