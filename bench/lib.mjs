@@ -124,6 +124,28 @@ export function load(opts) {
   });
 }
 
+/**
+ * A load run by a generator in a process of its own (bench/support/load-process.mjs: kind
+ * 'autocannon', as load() above, or 'even', evenly paced), for a benchmark whose own process
+ * has done heavy work first: the generator then shares no heap with it.
+ */
+export function loadApart(opts) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'bench', 'support', 'load-process.mjs'), JSON.stringify(opts)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`load-process.mjs exited with ${code}`));
+      try {
+        resolve(JSON.parse(out));
+      } catch (err) {
+        reject(err);
+      }
+    });
+  });
+}
+
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Merges one benchmark's figures into bench/results/latest.json. */
