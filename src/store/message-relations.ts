@@ -1,7 +1,7 @@
 import type { Db } from './db.js';
 import type { TxDb } from '../domain/context.js';
 import { reactionsOf, type MessageRow, type ReactionRow } from './messages.js';
-import { readCompiled } from './prepared.js';
+import { preparedIn } from './prepared.js';
 
 type AnyDb = Db | TxDb;
 
@@ -22,6 +22,12 @@ export interface MessageRelations {
   readonly channels: ReadonlyMap<number, string>;
   readonly reactions: ReadonlyMap<number, ReactionRow[]>;
 }
+
+// A page's people and channel names: compiled once per number of ids (store/prepared.ts preparedIn).
+const peopleByIds = preparedIn((db, ids) =>
+  db.selectFrom('users').select(['id', 'realm_id', 'full_name', 'delivery_email', 'settings', 'is_bot', 'avatar_source', 'avatar_version']).where('id', 'in', ids),
+);
+const channelNamesByIds = preparedIn((db, ids) => db.selectFrom('channels').select(['id', 'name']).where('id', 'in', ids));
 
 export const dmParticipants = (key: string): number[] => key.split(',').map(Number);
 
@@ -49,17 +55,8 @@ export async function loadMessageRelations(
   }
   for (const r of reactionRows) userIds.add(r.user_id);
   const [users, channels] = await Promise.all([
-    userIds.size
-      ? readCompiled(
-          db,
-          db
-            .selectFrom('users')
-            .select(['id', 'realm_id', 'full_name', 'delivery_email', 'settings', 'is_bot', 'avatar_source', 'avatar_version'])
-            .where('id', 'in', [...userIds])
-            .compile(),
-        )
-      : Promise.resolve([]),
-    channelIds.size ? readCompiled(db, db.selectFrom('channels').select(['id', 'name']).where('id', 'in', [...channelIds]).compile()) : Promise.resolve([]),
+    userIds.size ? peopleByIds(db, [...userIds]) : Promise.resolve([]),
+    channelIds.size ? channelNamesByIds(db, [...channelIds]) : Promise.resolve([]),
   ]);
   const reactions = new Map<number, ReactionRow[]>();
   for (const r of reactionRows) {

@@ -4,7 +4,7 @@ import type { TxDb } from '../domain/context.js';
 import type { MessageTable, ReactionTable } from './messages-schema.js';
 import { isStorableId } from './channels.js';
 import { dialectOf, textKeyEquals } from './migrations/helpers.js';
-import { directRead, readCompiled } from './prepared.js';
+import { directRead, preparedIn } from './prepared.js';
 
 type AnyDb = Db | TxDb;
 export type MessageRow = Selectable<MessageTable>;
@@ -303,8 +303,10 @@ export async function firstMessageIdOf(db: AnyDb, recipientId: number): Promise<
   return r ? r.id : null;
 }
 
+const reactionsByMessageIds = preparedIn((db, ids) => db.selectFrom('reactions').selectAll().where('message_id', 'in', ids).orderBy('id'));
+
 export function reactionsOf(db: AnyDb, messageIds: readonly number[]): Promise<ReactionRow[]> {
   if (messageIds.length === 0) return Promise.resolve([]);
-  // Read on the connection when it can (store/prepared.ts): every GET /messages page runs it.
-  return readCompiled(db, db.selectFrom('reactions').selectAll().where('message_id', 'in', [...messageIds]).orderBy('id').compile());
+  // Read on the connection when it can, compiled once per number of ids (store/prepared.ts): a GET /messages page with reactions runs it.
+  return reactionsByMessageIds(db, messageIds);
 }

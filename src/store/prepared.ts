@@ -96,3 +96,24 @@ export async function readCompiled<R>(db: AnyDb, query: CompiledQuery<R>): Promi
   if (rows !== undefined) return rows as R[];
   return (await db.executeQuery<R>(query)).rows;
 }
+
+/** IN-lists up to this many ids get a query compiled once per length (preparedIn). */
+const IN_LIST_PREPARED_MAX = 64;
+
+/**
+ * A read by a list of ids (`build` puts them in an IN-list): compiled once per list
+ * length and database handle (prepared() above), so a call builds and compiles
+ * nothing; longer lists than IN_LIST_PREPARED_MAX are built per call (readCompiled).
+ * Same SQL text and statement either way. Every GET /messages page reads the
+ * page's people this way: Kysely building and compiling that one query was 3-4% of
+ * the page's CPU (docs/performance.md, P2, 2026-11-29).
+ */
+export function preparedIn<R>(build: (db: AnyDb, ids: readonly number[]) => Compilable<R>): (db: AnyDb, ids: readonly number[]) => Promise<R[]> {
+  const byLength: ((db: AnyDb, ...ids: number[]) => Promise<R[]>)[] = [];
+  return (db, ids) => {
+    const n = ids.length;
+    if (n === 0 || n > IN_LIST_PREPARED_MAX) return readCompiled(db, build(db, ids).compile());
+    const run = (byLength[n] ??= prepared<R, number[]>(n, (d, ...placeholders) => build(d, placeholders)));
+    return run(db, ...ids);
+  };
+}

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { directReaders, openStore, type Store } from '../../src/store/db.js';
-import { prepared, readCompiled } from '../../src/store/prepared.js';
+import { prepared, preparedIn, readCompiled } from '../../src/store/prepared.js';
 
 /**
  * Reads straight on the SQLite connection (store/db.ts directReaders), as
@@ -101,5 +101,52 @@ describe('direct reads on SQLite', () => {
       expect(rows).toHaveLength(3);
     });
     expect(read(TEXT, [], true)).toHaveLength(3);
+  });
+
+  it('preparedIn(): one statement per call, compiled once per list length, the same rows as the query built per call, longer lists built per call', async () => {
+    const s = await store();
+    await sql`INSERT INTO t (id, name) SELECT value, 'n' || value FROM json_each(${JSON.stringify(Array.from({ length: 100 }, (_, i) => i + 3))})`.execute(s.db);
+    const build = (db: Parameters<typeof readCompiled>[0], ids: readonly number[]) =>
+      db
+        .selectFrom('t' as never)
+        .select(['id', 'name'] as never)
+        .where('id' as never, 'in', ids as never)
+        .orderBy('id' as never);
+    let built = 0;
+    const byIds = preparedIn((db, ids) => {
+      built++;
+      return build(db, ids);
+    });
+    const texts: string[] = [];
+    const read = directReaders.get(s.db)!;
+    directReaders.set(s.db, (text, parameters, raw) => {
+      texts.push(text);
+      return read(text, parameters, raw);
+    });
+    const before = s.stats.queries;
+    for (const ids of [[2], [1, 2], [2, 1], [7, 1, 99], Array.from({ length: 64 }, (_, i) => i + 1), Array.from({ length: 65 }, (_, i) => i + 1), [500]]) {
+      const expected = await readCompiled(s.db, build(s.db, ids).compile());
+      expect(await byIds(s.db, ids)).toEqual(expected);
+    }
+    expect(await byIds(s.db, [1, 2])).toEqual([
+      { id: 1, name: 'a' },
+      { id: 2, name: 'b' },
+    ]);
+    expect(await byIds(s.db, [500])).toEqual([]);
+    // One statement per call, and each call ran the same SQL text as the query built per call.
+    expect(s.stats.queries - before).toBe(16);
+    // Built once for each length up to 64 (1, 2, 3, 64), and for the 65 ids at their call.
+    expect(built).toBe(5);
+    for (let i = 0; i < 14; i += 2) expect(texts[i + 1]).toBe(texts[i]);
+    // Inside a transaction: through Kysely's executor, seeing the transaction's writes.
+    await s.db.transaction().execute(async (tx) => {
+      await sql`INSERT INTO t (id, name) VALUES (1000, 'x')`.execute(tx);
+      expect(await byIds(tx, [1000, 1])).toEqual([
+        { id: 1, name: 'a' },
+        { id: 1000, name: 'x' },
+      ]);
+    });
+    // Compiled for the transaction's handle too (SQLite and PostgreSQL compile differently; each handle keeps its own).
+    expect(built).toBe(6);
   });
 });
