@@ -9,13 +9,13 @@
 // written up to 1M messages and would pause its generator for its own collections.
 //   node bench/p2-get-messages.mjs          (BENCH_SMALL=10000 BENCH_LARGE=1000000 BENCH_RUNS=3 BENCH_DURATION=5)
 import { load, loadApart, median, QUICK, record, startParley, table, WARM_S } from './lib.mjs';
-// Each generator process warms up on the same load first (its own code compiled), not recorded.
-const GEN_WARM_S = QUICK ? 0 : 1;
 import { bulkInsertChannelMessages, createChannel, ownerId } from './messages-lib.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const SIZES = [Number(process.env.BENCH_SMALL ?? 10_000), Number(process.env.BENCH_LARGE ?? 1_000_000)];
+// Each generator process warms up on the same load first (its own code compiled), not recorded.
+const GEN_WARM_S = QUICK ? 0 : 1;
 
 async function measure(total, pacedRate) {
   const server = await startParley({ PARLEY_PASSWORD_HASH_COST: 'fast', PARLEY_RATE_LIMIT_PER_USER: '0', PARLEY_RATE_LIMIT_PER_IP: '0' });

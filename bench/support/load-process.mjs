@@ -11,7 +11,7 @@
 // the pause as the server's latency: autocannon's p99 at 1M messages, paced at 1,500/s, was
 // 13 / 13 / 13 / 13 / 14 / 14 / 15 ms from the bench's process against 9 / 9 / 11 / 9 / 13 / 12 / 11 ms
 // from a fresh one, alternated against the same server, while the server's own time per request
-// (its 'request' event to 'finish') had a p99 of 0.7-1.0 ms (docs/performance.md, P2).
+// (its 'request' event to 'finish') had a p99 of 0.69-1.12 ms (docs/performance.md, P2).
 import net from 'node:net';
 import { load } from '../lib.mjs';
 
