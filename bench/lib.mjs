@@ -6,6 +6,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { withServerNodeFlags } from '../dist/src/node-flags.js';
 
 export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 // BENCH_RESULTS points the figures elsewhere (the quick mode writes to a temporary file, so a
@@ -35,9 +36,11 @@ export async function startParley(env = {}, opts = {}) {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-'));
   const started = process.hrtime.bigint();
-  // BENCH_SERVER_NODE_ARGS: extra node flags for the server only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+  // BENCH_SERVER_NODE_ARGS: extra node flags for the server only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof";
+  // one that sets an option of src/node-flags.ts replaces the server's own (e.g. --max-semi-space-size=16).
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, opts.main ?? PARLEY_MAIN], {
+  // With the server's own node flags (src/node-flags.ts), as `npm start` and `parley cluster` run it.
+  const child = spawn(process.execPath, [...withServerNodeFlags(nodeArgs), opts.main ?? PARLEY_MAIN], {
     // Rate limits are per user (200/min by default): one benchmark user would measure 429s.
     env: {
       ...process.env,

@@ -15,6 +15,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { freePort, median, record, ROOT, startParley, table } from './lib.mjs';
 import { makeUsers, poll, register, rssMb, sleep } from './events-lib.mjs';
+import { withServerNodeFlags } from '../dist/src/node-flags.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const LOW = Number(process.env.BENCH_P6_LOW ?? 500);
@@ -41,7 +42,7 @@ async function park(server, users, from, to) {
 async function startGcServer() {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-gc-'));
-  const child = spawn(process.execPath, ['--expose-gc', path.join(ROOT, 'bench/support/gc-server.mjs')], {
+  const child = spawn(process.execPath, [...withServerNodeFlags(['--expose-gc']), path.join(ROOT, 'bench/support/gc-server.mjs')], {
     env: { ...process.env, ...ENV, PARLEY_PORT: String(port), PARLEY_DATA_DIR: dataDir, PARLEY_LOG_LEVEL: 'warn', PARLEY_OWNER_PASSWORD: 'bench-Owner-pass-1' },
     stdio: ['pipe', 'pipe', 'inherit'],
   });

@@ -1,5 +1,6 @@
 // P10: cold start to the first 200 on /server_settings (empty database, fresh data dir) of the
-// server `npm start` runs (dist/src/server.mjs, the bundle), and of dist/src/main.js for comparison;
+// server `npm start` runs (dist/src/server.mjs, the bundle, with the server's node flags: src/node-flags.ts),
+// and of dist/src/main.js for comparison;
 // `npm start` itself on a built checkout; a restart that restores 10,000 saved event queues.
 // P7: idle resident memory with an empty realm, read from /proc after settling.
 // Besides wall times (which a busy machine stretches), each start's CPU time (user + system,
@@ -10,6 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, median, record, ROOT, table } from './lib.mjs';
+import { withServerNodeFlags } from '../dist/src/node-flags.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const QUEUES = Number(process.env.BENCH_RESTORE_QUEUES ?? 10_000);
@@ -112,7 +114,7 @@ async function coldStarts(entry, { env = process.env, idleRss = false } = {}) {
   const rss = [];
   for (let i = 0; i < RUNS; i++) {
     const dir = tmpDir();
-    const s = await start(process.execPath, [path.join(ROOT, entry)], dir, { env });
+    const s = await start(process.execPath, [...withServerNodeFlags([]), path.join(ROOT, entry)], dir, { env });
     starts.push(s.ms);
     cpus.push(s.cpu);
     if (idleRss) {
@@ -163,7 +165,7 @@ if (EXTRA_CA !== undefined) {
 // A restart that restores QUEUES saved queues (each with two pending events).
 {
   const dir = tmpDir();
-  const first = await start(process.execPath, [path.join(ROOT, 'dist/src/server.mjs')], dir);
+  const first = await start(process.execPath, [...withServerNodeFlags([]), path.join(ROOT, 'dist/src/server.mjs')], dir);
   const rc = fs.readFileSync(path.join(dir, 'zuliprc'), 'utf8');
   const auth = 'Basic ' + Buffer.from(`${/email=(.*)/.exec(rc)[1].trim()}:${/key=(.*)/.exec(rc)[1].trim()}`).toString('base64');
   const reg = await fetch(`${first.base}/api/v1/register`, { method: 'POST', headers: { authorization: auth }, body: new URLSearchParams({ event_types: '["message","heartbeat"]' }) });
@@ -178,7 +180,7 @@ if (EXTRA_CA !== undefined) {
     queues.push({ ...model, descriptor: { ...model.descriptor, id }, nextEventId: 2, newestPrunedId: -1, events: [{ id: 0, event: { type: 'heartbeat' } }, { id: 1, event: { type: 'heartbeat' } }] });
   }
   fs.writeFileSync(file, JSON.stringify({ ...saved, queues }));
-  const restarted = await start(process.execPath, [path.join(ROOT, 'dist/src/server.mjs')], dir);
+  const restarted = await start(process.execPath, [...withServerNodeFlags([]), path.join(ROOT, 'dist/src/server.mjs')], dir);
   const probe = await fetch(`${restarted.base}/api/v1/events?${new URLSearchParams({ queue_id: queues[QUEUES - 1].descriptor.id, last_event_id: '-1', dont_block: 'true' })}`, { headers: { authorization: auth } });
   const got = await probe.json();
   if (probe.status !== 200 || got.events.length !== 2) throw new Error(`restored queue not served: ${probe.status} ${JSON.stringify(got)}`);

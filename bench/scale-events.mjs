@@ -25,6 +25,7 @@ import { Redis } from 'ioredis';
 import { cpuMicros, freePort, median, parkMs, PARLEY_MAIN, QUICK, record, table } from './lib.mjs';
 import { call, channelWith, makeUsers, percentile, poll, register, sendToChannel, sleep } from './events-lib.mjs';
 import { fanOutPollers, lastEventId, pollRequest, runPollers } from './raw-poller.mjs';
+import { withServerNodeFlags } from '../dist/src/node-flags.js';
 
 const PG = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -58,7 +59,7 @@ async function admin(q) {
 async function startNode(env) {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-scale-bench-'));
-  const child = spawn(process.execPath, [...NODE_ARGS, MAIN], {
+  const child = spawn(process.execPath, [...withServerNodeFlags(NODE_ARGS), MAIN], {
     env: { ...process.env, ...env, PARLEY_PORT: String(port), PARLEY_DATA_DIR: dataDir, PARLEY_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

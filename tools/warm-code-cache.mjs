@@ -10,14 +10,16 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cache = path.join(root, 'dist/src/server.cjs.cache');
 const TIMEOUT_MS = 60_000;
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-warm-'));
-const child = spawn(process.execPath, [path.join(root, 'dist/src/server.mjs')], {
+// With the server's node flags (src/node-flags.ts), as `npm start` runs it.
+const { SERVER_NODE_FLAGS } = await import(pathToFileURL(path.join(root, 'dist/src/node-flags.js')).href);
+const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, path.join(root, 'dist/src/server.mjs')], {
   cwd: root,
   env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PARLEY_DATA_DIR: dataDir, PARLEY_PORT: '0', PARLEY_LOG_LEVEL: 'warn' },
   stdio: ['ignore', 'ignore', 'pipe'],

@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config.js';
+import { withServerNodeFlags } from '../node-flags.js';
 
 /**
  * `parley cluster --workers N`: N identical server processes sharing one
@@ -11,12 +12,17 @@ import { loadConfig } from '../config.js';
  * worker that dies is replaced; SIGTERM/SIGINT drain every worker (each
  * answers its parked polls and finishes in-flight requests) and then exit.
  */
+/** What each worker runs: the server (main.js) with this process's node flags and the server's own (src/node-flags.ts). */
+export function workerSettings(execArgv: readonly string[] = process.execArgv): { exec: string; execArgv: string[] } {
+  return { exec: fileURLToPath(new URL('../main.js', import.meta.url)), execArgv: withServerNodeFlags(execArgv) };
+}
+
 export async function runCluster(workers: number): Promise<void> {
   const config = loadConfig();
   if (!Number.isInteger(workers) || workers < 1 || workers > 256) throw new Error('--workers must be an integer from 1 to 256');
   if (workers > 1 && !config.redisUrl) throw new Error('several workers need PARLEY_REDIS_URL (shared event queues and rate limits)');
   if (workers > 1 && !config.databaseUrl) process.stderr.write('parley: warning: several workers on SQLite serialize their writes; use PostgreSQL (PARLEY_DATABASE_URL)\n');
-  cluster.setupPrimary({ exec: fileURLToPath(new URL('../main.js', import.meta.url)) });
+  cluster.setupPrimary(workerSettings());
   let stopping = false;
   const fork = (): Promise<void> =>
     new Promise((resolve, reject) => {
