@@ -9,7 +9,7 @@
  * 23 MB in one loop (4.7 KB per answer: the body, node's header block and write
  * state, measured with the sampling heap profiler), so with the default one or two
  * scavenges ran inside every such loop, each copying the answers still being
- * written: 10-24 ms apiece, 20-35 ms of a 130-185 ms fan-out. With room for the
+ * written: 9.5-18 ms apiece, 21-34 ms of a fan-out that took 160-235 ms. With room for the
  * whole loop the scavenge comes after it, when those answers are garbage (P4,
  * docs/performance.md, "2026-11-30"). The space grows only as the load needs it:
  * an idle server keeps its small young generation (src/start-heap.ts, P7).
