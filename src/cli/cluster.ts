@@ -3,6 +3,11 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config.js';
 import { withServerNodeFlags } from '../node-flags.js';
 
+/** What each worker runs: the server (main.js) with this process's node flags and the server's own (src/node-flags.ts). */
+export function workerSettings(execArgv: readonly string[] = process.execArgv): { exec: string; execArgv: string[] } {
+  return { exec: fileURLToPath(new URL('../main.js', import.meta.url)), execArgv: withServerNodeFlags(execArgv) };
+}
+
 /**
  * `parley cluster --workers N`: N identical server processes sharing one
  * port (node:cluster hands connections to the workers in turn). Needs
@@ -12,11 +17,6 @@ import { withServerNodeFlags } from '../node-flags.js';
  * worker that dies is replaced; SIGTERM/SIGINT drain every worker (each
  * answers its parked polls and finishes in-flight requests) and then exit.
  */
-/** What each worker runs: the server (main.js) with this process's node flags and the server's own (src/node-flags.ts). */
-export function workerSettings(execArgv: readonly string[] = process.execArgv): { exec: string; execArgv: string[] } {
-  return { exec: fileURLToPath(new URL('../main.js', import.meta.url)), execArgv: withServerNodeFlags(execArgv) };
-}
-
 export async function runCluster(workers: number): Promise<void> {
   const config = loadConfig();
   if (!Number.isInteger(workers) || workers < 1 || workers > 256) throw new Error('--workers must be an integer from 1 to 256');

@@ -3,8 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { workerSettings } from '../../src/cli/cluster.js';
 import { SERVER_NODE_FLAGS, withServerNodeFlags } from '../../src/node-flags.js';
-
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+import { ROOT } from '../support/built-server.js';
 
 describe("the server's node flags (src/node-flags.ts)", () => {
   it('are a larger young generation', () => {
