@@ -218,6 +218,43 @@ export function cpuMicros(pid) {
 }
 const CLOCK_TICKS = 100; // sysconf(_SC_CLK_TCK) on Linux
 
+/**
+ * CPU time (microseconds) of every PostgreSQL process on this machine so far (the backends and the
+ * background writers, found by /proc/<pid>/comm), per pid; undefined where /proc is missing.
+ */
+export function postgresCpuSnapshot() {
+  let entries;
+  try {
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  const out = new Map();
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${e}/comm`, 'utf8').trim() !== 'postgres') continue;
+    } catch {
+      continue; // gone meanwhile
+    }
+    const us = cpuMicros(e);
+    if (us !== undefined) out.set(e, us);
+  }
+  return out.size > 0 ? out : undefined;
+}
+
+/**
+ * PostgreSQL's CPU between two snapshots: what each process still there used, plus all of what
+ * each new one did. A process that exited in between is left out (its time went with it), so
+ * the figure can be low, never negative: keep the pool's connections open while measuring.
+ */
+export function postgresCpuBetween(before, after) {
+  if (before === undefined || after === undefined) return undefined;
+  let total = 0;
+  for (const [pid, us] of after) total += us - (before.get(pid) ?? 0);
+  return total;
+}
+
 /** load() plus the server process's CPU microseconds per answered request. */
 export async function loadWithCpu(pid, opts) {
   const before = cpuMicros(pid);

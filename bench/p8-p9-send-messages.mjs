@@ -7,7 +7,7 @@
 // Targets: P8 >= 1,000 msg/s at most, p99 <= 50 ms paced; P9 >= 600 msg/s, p99 <= 100 ms.
 //   node bench/p8-p9-send-messages.mjs            (both; BENCH_ONLY=sqlite|postgres, BENCH_RUNS=3, BENCH_DURATION=5)
 import { Worker } from 'node:worker_threads';
-import { load, loadWithCpu, median, record, startParley, table, WARM_S } from './lib.mjs';
+import { load, loadWithCpu, median, postgresCpuBetween, postgresCpuSnapshot, record, startParley, table, WARM_S } from './lib.mjs';
 import { makeUsers, register } from './events-lib.mjs';
 import { createChannel, freshPgDatabase, ownerId } from './messages-lib.mjs';
 
@@ -55,7 +55,13 @@ async function runFor(kind) {
     await load({ ...req, duration: WARM_S, connections: 8 });
     const max = [];
     // Server CPU per send (user + system, /proc) at the maximum rate: steadier than msg/s on a shared machine.
-    for (let i = 0; i < RUNS; i++) max.push(await loadWithCpu(server.child.pid, { ...req, duration: DURATION, connections: 8 }));
+    // On PostgreSQL, the database's own CPU per send too (every postgres process: the capacity model, bench/capacity.mjs).
+    for (let i = 0; i < RUNS; i++) {
+      const pg0 = kind === 'postgres' ? postgresCpuSnapshot() : undefined;
+      const r = await loadWithCpu(server.child.pid, { ...req, duration: DURATION, connections: 8 });
+      const pg = postgresCpuBetween(pg0, pg0 === undefined ? undefined : postgresCpuSnapshot());
+      max.push({ ...r, pg_cpu_us: pg === undefined || !r.total ? undefined : pg / r.total });
+    }
     const rate = kind === 'postgres' ? 400 : 600;
     const paced = [];
     for (let i = 0; i < RUNS; i++) paced.push(await load({ ...req, duration: DURATION, connections: 16, overallRate: rate }));
@@ -66,6 +72,7 @@ async function runFor(kind) {
       kind,
       max_rps: Math.round(median(max.map((r) => r.rps))),
       cpu_us_per_send: max[0].cpu_us === undefined ? undefined : Math.round(median(max.map((r) => r.cpu_us))),
+      ...(kind === 'postgres' ? { postgres_cpu_us_per_send: max[0].pg_cpu_us === undefined ? undefined : Math.round(median(max.map((r) => r.pg_cpu_us))) } : {}),
       paced_rate: rate,
       paced_rps: Math.round(median(paced.map((r) => r.rps))),
       p50: median(paced.map((r) => r.p50)),
@@ -87,6 +94,7 @@ table(
     bench: `${r.kind === 'postgres' ? 'P9' : 'P8'} POST /messages, ${SUBSCRIBERS} subscribers (${r.kind})`,
     max_rps: r.max_rps,
     cpu_us_per_send: r.cpu_us_per_send ?? 'n/a',
+    postgres_cpu_us_per_send: r.kind === 'postgres' ? (r.postgres_cpu_us_per_send ?? 'n/a') : '',
     paced: `${r.paced_rps}/${r.paced_rate} msg/s`,
     p50_ms: r.p50,
     p99_ms: r.p99,

@@ -14,6 +14,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { formatCapacity } from './capacity.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 if (QUICK) {
@@ -128,6 +129,10 @@ const rows = [
 console.log(`\nParley benchmarks${QUICK ? ' (QUICK: smoke run, the figures mean nothing)' : ''}, ${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, load ${os.loadavg()[0].toFixed(1)}, ${((Date.now() - started) / 60000).toFixed(1)} min`);
 table(rows);
 if (failed.length) console.log(`\nfailed: ${failed.join(', ')}`);
+
+// The capacity model of docs/scaling.md from this run's per-unit costs (bench/capacity.mjs).
+console.log(`\nCapacity model${QUICK ? ' (QUICK: from a smoke run, meaningless)' : ''}, from this run's costs (bench/capacity.mjs; docs/scaling.md, "Capacity model"):\n`);
+console.log(formatCapacity(all).join('\n'));
 
 if (!QUICK && !only) {
   const history = path.join(path.dirname(RESULTS), 'history.jsonl');

@@ -98,6 +98,29 @@ async function redisCpu() {
   }
 }
 
+/**
+ * Bytes the keys under `prefix` take in Redis (MEMORY USAGE of each, every element counted): one
+ * configuration's own keys, whatever other clients of the same Redis do meanwhile.
+ */
+async function redisBytesUnder(prefix) {
+  const r = new Redis(REDIS);
+  try {
+    let total = 0;
+    let cursor = '0';
+    do {
+      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length === 0) continue;
+      const p = r.pipeline();
+      for (const key of keys) p.memory('USAGE', key, 'SAMPLES', 0);
+      for (const [err, bytes] of await p.exec()) if (!err) total += Number(bytes ?? 0);
+    } while (cursor !== '0');
+    return total;
+  } finally {
+    r.disconnect();
+  }
+}
+
 async function purge(prefix) {
   const r = new Redis(REDIS);
   let cursor = '0';
@@ -144,7 +167,7 @@ async function setUp(requested) {
     const channelId = await channelWith(server, 'scale', users);
     const out = { processes: nProcs, redis: withRedis };
     const at = (i) => nodes[i % nodes.length].base;
-    return { nodes, server, users, channelId, out, at, withRedis, stop };
+    return { nodes, server, users, channelId, out, at, withRedis, prefix, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -155,6 +178,9 @@ async function setUp(requested) {
 async function prepareP4(cfg) {
   const { at, users, server } = cfg;
   const queues = [];
+  // Redis memory per registered queue (its hash, its user's set member, its expiry entry): the capacity model's
+  // figure (bench/capacity.mjs).
+  const memBefore = cfg.withRedis ? await redisBytesUnder(cfg.prefix) : 0;
   for (let i = 0; i < P4_CLIENTS; i += 200) {
     const batch = [];
     for (let j = i; j < Math.min(P4_CLIENTS, i + 200); j++) batch.push(register(at(j), users[j % USERS].auth, { event_types: ['message'] }).then((q) => ({ ...q, base: at(j + 1) })));
@@ -162,6 +188,7 @@ async function prepareP4(cfg) {
   }
   // Lean clients (bench/raw-poller.mjs fanOutPollers, as P4 uses): node's HTTP client with JSON.parse
   // on the same 2 cores measured mostly itself. Each client re-polls once the round is over.
+  const redisBytesPerQueue = cfg.withRedis ? Math.round(((await redisBytesUnder(cfg.prefix)) - memBefore) / queues.length) : undefined;
   const clients = await fanOutPollers(queues, (q) => new URL(q.base).port);
   const lasts = [];
   const p99s = [];
@@ -179,7 +206,13 @@ async function prepareP4(cfg) {
       clients.destroy();
       await sleep(300);
       await Promise.all(queues.map((q) => call(q.base, q.auth, 'DELETE', '/events', { queue_id: q.queueId })));
-      cfg.out.p4 = { clients: P4_CLIENTS, last_answered_ms: +median(lasts).toFixed(1), p99_ms: +median(p99s).toFixed(1), rounds_ms: lasts.map((x) => +x.toFixed(1)) };
+      cfg.out.p4 = {
+        clients: P4_CLIENTS,
+        last_answered_ms: +median(lasts).toFixed(1),
+        p99_ms: +median(p99s).toFixed(1),
+        rounds_ms: lasts.map((x) => +x.toFixed(1)),
+        ...(redisBytesPerQueue === undefined ? {} : { redis_bytes_per_queue: redisBytesPerQueue }),
+      };
     },
   };
 }
@@ -330,6 +363,7 @@ table(
     [`P5 deliveries/s (${P5_CLIENTS})`]: r.p5?.deliveries_per_s ?? '',
     'P5 Parley CPU us/delivery': r.p5?.parley_cpu_us ?? '',
     'P5 Redis CPU us/delivery': r.p5?.redis_cpu_us ?? '',
+    'Redis bytes/queue': r.p4?.redis_bytes_per_queue ?? '',
     'sends/s': r.sends?.messages_per_s ?? '',
     'send p99 ms': r.sends?.p99_ms ?? '',
   })),

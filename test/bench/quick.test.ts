@@ -40,6 +40,10 @@ describe('npm run bench, quick mode', () => {
     }
     // ... and none of them lacks a figure (a field a script no longer records prints "n/a").
     expect(table.split('\n').filter((l) => l.includes('n/a'))).toEqual([]);
+    // The capacity model is computed from the run's figures: every per-unit cost it needs was recorded.
+    expect(log).toContain('Capacity model (QUICK');
+    expect(log).toMatch(/^\| at the peak hour \| 10k users \| 100k users \| 1M users \|$/m);
+    expect(log).not.toContain('Capacity model: not computed');
     // The measured figures of the repository are never touched by a smoke run.
     expect(log).toContain('QUICK');
   }, 600_000);
