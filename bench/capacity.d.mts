@@ -27,6 +27,7 @@ export type UnitCosts = {
   deliveryUs?: number;
   redisDeliveryUs?: number;
   presenceUs?: number;
+  redisPresenceUs?: number;
   sendUs?: number;
   pgSendUs?: number;
   registerUs?: number;

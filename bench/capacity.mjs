@@ -34,7 +34,7 @@ export const ASSUMPTIONS = Object.freeze({
   registersPerUserPerDay: 4,
   /** Redis commands inside the append script per queue (HMGET, RPUSH: key layout 2). */
   redisCommandsPerDelivery: 2,
-  /** Redis commands per presence report (the write and its publication). */
+  /** Redis scripts per presence report: the replica brought up to date, the report stored. */
   redisCommandsPerPresence: 2,
   /** How long a delivered event stays in Redis: the owner writes acknowledgements back within 1 s. */
   backlogSeconds: 1,
@@ -61,7 +61,8 @@ export function unitCosts(figures) {
   const costs = {
     deliveryUs: [redis1?.p5?.parley_cpu_us, 'Parley CPU per event delivery with Redis (answer + re-poll; scale-events P5, 1 process)'],
     redisDeliveryUs: [redis1?.p5?.redis_cpu_us, "Redis server's CPU per delivery (the same windows, INFO cpu)"],
-    presenceUs: [figures.presence?.modern?.cpu_us, 'Parley CPU per presence report (presence bench, 1,000 online, in process)'],
+    presenceUs: [redis1?.presence?.parley_cpu_us, 'Parley CPU per presence report with Redis (scale-events presence, 1 process)'],
+    redisPresenceUs: [redis1?.presence?.redis_cpu_us, "Redis server's CPU per presence report (the same windows)"],
     sendUs: [figures.P9?.cpu_us_per_send, 'Parley CPU per message sent to 50 subscribers on PostgreSQL (P9 at its maximum rate)'],
     pgSendUs: [figures.P9?.postgres_cpu_us_per_send, "PostgreSQL's CPU per such message (P9, every postgres process)"],
     registerUs: [figures.P3?.cpu_us, 'Parley CPU per POST /register (P3: 100 users, 50 subscriptions)'],
@@ -108,7 +109,7 @@ export function modelFor(users, costs, a = ASSUMPTIONS) {
   const parleyCores =
     (deliveries * costs.deliveryUs + presence * costs.presenceUs + other * a.otherRequestUs + messages * costs.sendUs + registers * costs.registerUs) / 1e6;
   const processes = Math.max(a.minProcesses, Math.ceil(parleyCores / a.busyShare));
-  const redisCores = (deliveries * costs.redisDeliveryUs) / 1e6;
+  const redisCores = (deliveries * costs.redisDeliveryUs + presence * costs.redisPresenceUs) / 1e6;
   const pgCores = (messages * costs.pgSendUs) / 1e6;
   return {
     users,
@@ -159,7 +160,7 @@ export function formatCapacity(figures, a = ASSUMPTIONS, counts = USER_COUNTS) {
   const costs = Array.isArray(figures) ? medianCosts(figures) : unitCosts(figures);
   if (costs.missing.length > 0) return [`Capacity model: not computed, the run lacks ${costs.missing.join(', ')}.`];
   const lines = ['| per-unit cost | measured | from |', '|---|---|---|'];
-  const units = { deliveryUs: 'us', redisDeliveryUs: 'us', presenceUs: 'us', sendUs: 'us', pgSendUs: 'us', registerUs: 'us', redisBytesPerQueue: 'bytes', pollKbIdle: 'KB', pollKbBurst: 'KB' };
+  const units = { deliveryUs: 'us', redisDeliveryUs: 'us', presenceUs: 'us', redisPresenceUs: 'us', sendUs: 'us', pgSendUs: 'us', registerUs: 'us', redisBytesPerQueue: 'bytes', pollKbIdle: 'KB', pollKbBurst: 'KB' };
   for (const [key, unit] of Object.entries(units)) lines.push(`| ${key} | ${n1(costs[key])} ${unit} | ${costs.sources[key]} |`);
   const models = counts.map((u) => modelFor(u, costs, a));
   const row = (label, f) => `| ${label} | ${models.map(f).join(' | ')} |`;

@@ -6,6 +6,8 @@
 //   P5  deliveries/s: CLIENTS pollers answer-and-re-poll while DRIVERS (BENCH_P5_DRIVERS, default 2)
 //       send typing notifications (drivers and pollers spread over the processes: most deliveries
 //       cross processes); median of RUNS windows of DURATION s;
+//   presence: every user's modern presence report (POST /users/me/presence with last_update_id),
+//       10 connections over the processes at the maximum rate: Parley's and Redis's CPU per report;
 //   sends/s: CONC concurrent senders post channel messages to a 50-subscriber channel for DURATION s.
 // Every configuration is set up first; their P4 rounds and P5 windows then run in turn, so P11's
 // ratios (printed, and recorded as `paired`) are medians of ratios of figures taken seconds apart.
@@ -22,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { cpuMicros, freePort, median, parkMs, PARLEY_MAIN, QUICK, record, table } from './lib.mjs';
+import { cpuMicros, freePort, load, median, parkMs, PARLEY_MAIN, QUICK, record, table } from './lib.mjs';
 import { call, channelWith, makeUsers, percentile, poll, register, sendToChannel, sleep } from './events-lib.mjs';
 import { fanOutPollers, lastEventId, pollRequest, runPollers } from './raw-poller.mjs';
 import { withServerNodeFlags } from '../dist/src/node-flags.js';
@@ -39,8 +41,8 @@ const P5_DRIVERS = Number(process.env.BENCH_P5_DRIVERS ?? 2);
 const SEND_CONC = Number(process.env.BENCH_SEND_CONC ?? 8);
 const PROCESSES = (process.env.BENCH_PROCESSES ?? '0,1,2').split(',').map(Number);
 const USERS = QUICK ? 20 : 100;
-// BENCH_SCALE_PARTS: which of p4,p5,sends to run (default all).
-const PARTS = new Set((process.env.BENCH_SCALE_PARTS ?? 'p4,p5,sends').split(','));
+// BENCH_SCALE_PARTS: which of p4,p5,presence,sends to run (default all).
+const PARTS = new Set((process.env.BENCH_SCALE_PARTS ?? 'p4,p5,presence,sends').split(','));
 const MAIN = PARLEY_MAIN;
 // BENCH_SERVER_NODE_ARGS: extra node flags for the servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
 const NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -288,6 +290,74 @@ async function prepareP5(cfg) {
   };
 }
 
+/**
+ * Presence: POST /users/me/presence as a modern client sends it every minute (status=active with
+ * the newest update id it has: the answer is the delta, empty here), every user online, users
+ * rotating, 10 connections spread over the processes at the maximum rate. Records the CPU per
+ * report of the Parley processes and of Redis (each process brings its replica up to date from
+ * Redis and stores the report there): the capacity model's presence cost (bench/capacity.mjs).
+ */
+async function preparePresence(cfg) {
+  const { nodes, users, withRedis } = cfg;
+  let latest = -1;
+  for (let i = 0; i < users.length; i += 50) {
+    const answers = await Promise.all(users.slice(i, i + 50).map((u, j) => call(nodes[(i + j) % nodes.length].base, u.auth, 'POST', '/users/me/presence', { status: 'active', last_update_id: -1 })));
+    for (const a of answers) {
+      if (a.result !== 'success') throw new Error(`presence: ${JSON.stringify(a)}`);
+      latest = Math.max(latest, a.presence_last_update_id);
+    }
+  }
+  const body = `status=active&last_update_id=${latest}`;
+  const procCpu = () => nodes.reduce((a, n) => a + (cpuMicros(n.pid) ?? NaN), 0);
+  const cpus = [];
+  const redisCpus = [];
+  const rates = [];
+  const perNode = Math.max(1, Math.floor(10 / nodes.length));
+  const loadAll = (duration) =>
+    Promise.all(
+      nodes.map((n, k) => {
+        let next = k;
+        return load({
+          url: `${n.base}/api/v1/users/me/presence`,
+          duration,
+          connections: perNode,
+          requests: [
+            {
+              method: 'POST',
+              setupRequest: (req) => ({ ...req, body, headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: users[(next += nodes.length) % users.length].auth } }),
+            },
+          ],
+        });
+      }),
+    );
+  return {
+    async window(run) {
+      if (run < 0) {
+        await loadAll(QUICK ? 1 : 2);
+        return;
+      }
+      const cpu0 = procCpu();
+      const r0 = withRedis ? await redisCpu() : 0;
+      const t0 = process.hrtime.bigint();
+      const parts = await loadAll(DURATION);
+      const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+      const total = parts.reduce((a, r) => a + r.total, 0);
+      const errors = parts.reduce((a, r) => a + r.errors, 0);
+      if (errors > 0) throw new Error(`presence: ${errors} errors`);
+      rates.push(total / secs);
+      cpus.push((procCpu() - cpu0) / total);
+      redisCpus.push(withRedis ? ((await redisCpu()) - r0) / total : 0);
+    },
+    finish() {
+      cfg.out.presence = {
+        reports_per_s: Math.round(median(rates)),
+        parley_cpu_us: +median(cpus).toFixed(1),
+        redis_cpu_us: +median(redisCpus).toFixed(1),
+      };
+    },
+  };
+}
+
 /** Sends: a 50-subscriber channel (no queues registered), CONC senders spread over the processes. */
 async function measureSends(cfg) {
   const { at, users, server } = cfg;
@@ -339,6 +409,12 @@ try {
     for (let run = -1; run < RUNS; run++) for (const x of p5) await x.window(run);
     for (const x of p5) await x.finish();
   }
+  if (PARTS.has('presence')) {
+    const pr = [];
+    for (const c of configs) pr.push(await preparePresence(c));
+    for (let run = -1; run < RUNS; run++) for (const x of pr) await x.window(run);
+    for (const x of pr) x.finish();
+  }
   if (PARTS.has('sends')) for (const c of configs) await measureSends(c);
 } finally {
   for (const c of configs) await c.stop().catch(() => undefined);
@@ -364,6 +440,8 @@ table(
     'P5 Parley CPU us/delivery': r.p5?.parley_cpu_us ?? '',
     'P5 Redis CPU us/delivery': r.p5?.redis_cpu_us ?? '',
     'Redis bytes/queue': r.p4?.redis_bytes_per_queue ?? '',
+    'presence/s': r.presence?.reports_per_s ?? '',
+    'presence CPU us (Redis us)': r.presence ? `${r.presence.parley_cpu_us} (${r.presence.redis_cpu_us})` : '',
     'sends/s': r.sends?.messages_per_s ?? '',
     'send p99 ms': r.sends?.p99_ms ?? '',
   })),
