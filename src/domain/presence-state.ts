@@ -138,6 +138,16 @@ export class PresenceState {
     return this.realm(realmId);
   }
 
+  /**
+   * The highest update id up to which this process holds every entry: an answer never reports a
+   * presence_last_update_id above it. In one process that is the realm's last id. With Redis, a
+   * report stored here can take an id above ids another process handed out that this replica has
+   * not taken in yet (until its next sync); a client told that id would never be sent those.
+   */
+  complete(realmId: number): number {
+    return this.shared ? (this.synced.get(realmId) ?? -1) : this.realm(realmId).seq;
+  }
+
   private async sync(realmId: number, shared: SharedPresence): Promise<void> {
     const since = this.synced.get(realmId);
     let got = await shared.changes(realmId, since ?? -1);

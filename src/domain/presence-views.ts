@@ -82,15 +82,23 @@ export async function presenceResponse(app: AppCtx, realmId: number, q: Presence
   return { presences: { ...r.presences }, server_timestamp: r.server_timestamp, presence_last_update_id: r.presence_last_update_id };
 }
 
-/** The same, with the presences' JSON when it was computed (callers may send it as is). */
-export async function presenceResponseJson(app: AppCtx, realmId: number, q: PresenceQuery): Promise<PresenceResponse & { presencesJson?: string }> {
+/**
+ * The same, with the presences' JSON when it was computed (callers may send it as is). `synced`:
+ * the realm's presence as this request already brought it up to date (POST /users/me/presence,
+ * after storing the report), so that a report costs one round trip to Redis, not two; a report
+ * made elsewhere meanwhile is the next answer's, as if it had come a moment later.
+ */
+export async function presenceResponseJson(app: AppCtx, realmId: number, q: PresenceQuery, synced?: RealmPresence): Promise<PresenceResponse & { presencesJson?: string }> {
   const state = presenceOf(app);
-  const realm = await state.current(realmId);
+  const realm = synced ?? (await state.current(realmId));
+  // Never an id above those this process holds every entry up to (PresenceState.complete): the
+  // entries above it are sent again with the next answer, the ones it lacks for the first time.
+  const complete = state.complete(realmId);
   const days = q.historyDays ?? DEFAULT_PRESENCE_HISTORY_DAYS;
   // No data held by the client yet: everyone in the window (update ids start at 1).
   if (q.lastUpdateId === undefined || q.lastUpdateId <= 0) {
     const full = await fullPresence(app, realmId, realm, q.slim, days);
-    const last = full.max >= 0 ? full.max : (q.lastUpdateId ?? -1);
+    const last = full.max >= 0 ? Math.min(full.max, complete) : (q.lastUpdateId ?? -1);
     return { presences: full.presences, presencesJson: full.json, server_timestamp: state.now(), presence_last_update_id: last };
   }
   // A client with data gets every newer change, however old the user's last connection.
@@ -107,8 +115,8 @@ export async function presenceResponseJson(app: AppCtx, realmId: number, q: Pres
       if (e.lastUpdateId > max) max = e.lastUpdateId;
     }
   }
-  // Nothing new: the client's own id back.
-  return { presences, server_timestamp: state.now(), presence_last_update_id: max >= 0 ? max : q.lastUpdateId };
+  // Nothing new: the client's own id back (nor ever less).
+  return { presences, server_timestamp: state.now(), presence_last_update_id: max >= 0 ? Math.max(q.lastUpdateId, Math.min(max, complete)) : q.lastUpdateId };
 }
 
 /** GET /users/{user_id_or_email}/presence. */

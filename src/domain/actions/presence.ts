@@ -1,5 +1,5 @@
 import type { AppCtx } from '../context.js';
-import { presenceOf, type PresenceState } from '../presence-state.js';
+import { presenceOf, type PresenceState, type RealmPresence } from '../presence-state.js';
 import {
   applyPresenceReport,
   PRESENCE_DISABLED_BACKDATE_SECS,
@@ -44,7 +44,11 @@ async function sendPresenceChanged(app: AppCtx, state: PresenceState, realmId: n
   await app.bus.publish([{ realmId, event, userIds: dir.activeIds }]);
 }
 
-/** Zulip's do_update_user_presence: records a report and sends the event it calls for. */
+/**
+ * Zulip's do_update_user_presence: records a report and sends the event it calls for. Returns the
+ * realm's presence as this process holds it after the report: with Redis, brought up to date
+ * with the other processes' reports just before this one.
+ */
 export async function doUpdateUserPresence(
   app: AppCtx,
   realmId: number,
@@ -52,7 +56,7 @@ export async function doUpdateUserPresence(
   status: PresenceStatus,
   logTime: number,
   opts: { force?: boolean } = {},
-): Promise<void> {
+): Promise<RealmPresence> {
   const state = presenceOf(app);
   const realm = await state.current(realmId);
   const change = applyPresenceReport(realm.entries.get(userId), status, logTime);
@@ -60,13 +64,18 @@ export async function doUpdateUserPresence(
   if (opts.force || change.created || change.becameOnline) {
     await sendPresenceChanged(app, state, realmId, userId, change.entry, opts.force === true);
   }
+  // Not `realm`: a put that found Redis emptied reseeds it, and the replica is then a new object.
+  return state.realm(realmId);
 }
 
-/** POST /users/me/presence: users who turned presence sharing off report nothing. */
-export async function updateUserPresence(app: AppCtx, user: UserRow, status: PresenceStatus): Promise<void> {
-  if (userSettings(user.settings).presence_enabled === false) return;
+/**
+ * POST /users/me/presence: users who turned presence sharing off report nothing (undefined). The
+ * realm's presence after the report otherwise, for the answer (presenceResponseJson's `synced`).
+ */
+export async function updateUserPresence(app: AppCtx, user: UserRow, status: PresenceStatus): Promise<RealmPresence | undefined> {
+  if (userSettings(user.settings).presence_enabled === false) return undefined;
   const state = presenceOf(app);
-  await doUpdateUserPresence(app, user.realm_id, user.id, status, Math.floor(state.now()));
+  return doUpdateUserPresence(app, user.realm_id, user.id, status, Math.floor(state.now()));
 }
 
 /**

@@ -40,15 +40,17 @@ export const updateOwnPresence = endpoint({
   handler: async (ctx, v) => {
     const status = statusFromString(v.status);
     if (status === null) throw badRequest(`Invalid status: ${v.status}`);
-    await updateUserPresence(ctx.app, ctx.userRow, status);
+    const synced = await updateUserPresence(ctx.app, ctx.userRow, status);
     if (v.ping_only) return {};
     // Sending last_update_id is asking for the modern protocol.
     const access = await userAccessOf(ctx.app, ctx.user);
-    const r = await presenceResponseJson(ctx.app, ctx.user.realmId, {
-      slim: v.slim_presence || v.last_update_id !== undefined,
-      lastUpdateId: v.last_update_id,
-      historyDays: v.history_limit_days,
-    });
+    const r = await presenceResponseJson(
+      ctx.app,
+      ctx.user.realmId,
+      { slim: v.slim_presence || v.last_update_id !== undefined, lastUpdateId: v.last_update_id, historyDays: v.history_limit_days },
+      // The presence the report was judged against, already up to date with the other processes' (no second look at Redis).
+      synced,
+    );
     // Everyone's presence is serialized once per change, not once per request.
     if (r.presencesJson !== undefined && access === ALL && onlyKnownParams(ctx.req)) {
       sendSuccessJson(ctx.reply, `"presences":${r.presencesJson},"server_timestamp":${JSON.stringify(r.server_timestamp)},"presence_last_update_id":${r.presence_last_update_id}`);
