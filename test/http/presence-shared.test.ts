@@ -63,18 +63,20 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 const modern = (ts: number) => ({ active_timestamp: ts, idle_timestamp: ts });
+/** The whole answer of a report that asks for presence. */
+const answer = (presences: Record<string, unknown>, ts: number, last: number) => ({ result: 'success', msg: '', presences, server_timestamp: ts, presence_last_update_id: last });
 
 describe('POST /users/me/presence with presence shared across processes', () => {
   it('a report that changes nothing looks at the shared state once; one that changes stores it with one more call', async () => {
     const first = expectSuccess(await t.post('/users/me/presence', { status: 'active', last_update_id: -1 }, 'hamlet'));
     const hamletId = shared.entries.get(t.users.hamlet.id)!.lastUpdateId;
-    expect(first).toEqual({ result: 'success', msg: '', presences: { [t.users.hamlet.id]: modern(T0) }, server_timestamp: T0, presence_last_update_id: hamletId });
+    expect(first).toEqual(answer({ [t.users.hamlet.id]: modern(T0) }, T0, hamletId));
 
     // Ten seconds on: nothing to store (Zulip writes a connection at most every 55 s).
     clock.now = T0 + 10;
     shared.calls = { changes: 0, put: 0, seed: 0 };
     const again = expectSuccess(await t.post('/users/me/presence', { status: 'active', last_update_id: hamletId }, 'hamlet'));
-    expect(again).toEqual({ result: 'success', msg: '', presences: {}, server_timestamp: T0 + 10, presence_last_update_id: hamletId });
+    expect(again).toEqual(answer({}, T0 + 10, hamletId));
     expect(shared.calls).toEqual({ changes: 1, put: 0, seed: 0 });
 
     // A minute on: the report is stored, and its own entry comes back.
@@ -82,7 +84,7 @@ describe('POST /users/me/presence with presence shared across processes', () => 
     shared.calls = { changes: 0, put: 0, seed: 0 };
     const later = expectSuccess(await t.post('/users/me/presence', { status: 'active', last_update_id: hamletId }, 'hamlet'));
     expect(shared.calls).toEqual({ changes: 1, put: 1, seed: 0 });
-    expect(later).toEqual({ result: 'success', msg: '', presences: { [t.users.hamlet.id]: modern(T0 + 70) }, server_timestamp: T0 + 70, presence_last_update_id: hamletId + 1 });
+    expect(later).toEqual(answer({ [t.users.hamlet.id]: modern(T0 + 70) }, T0 + 70, hamletId + 1));
     expect(shared.seq).toBe(hamletId + 1);
   });
 
@@ -92,13 +94,7 @@ describe('POST /users/me/presence with presence shared across processes', () => 
     shared.store(t.users.cordelia.id, { lastActive: T0 + 70, lastConnected: T0 + 70 });
     clock.now = T0 + 80;
     const seen = expectSuccess(await t.post('/users/me/presence', { status: 'active', last_update_id: before }, 'othello'));
-    expect(seen).toEqual({
-      result: 'success',
-      msg: '',
-      presences: { [t.users.cordelia.id]: modern(T0 + 70), [t.users.othello.id]: modern(T0 + 80) },
-      server_timestamp: T0 + 80,
-      presence_last_update_id: before + 2,
-    });
+    expect(seen).toEqual(answer({ [t.users.cordelia.id]: modern(T0 + 70), [t.users.othello.id]: modern(T0 + 80) }, T0 + 80, before + 2));
 
     // Iago's report lands in the shared state between Hamlet's look and Hamlet's store: Hamlet's entry
     // takes the id after Iago's, which this process has not taken in. The answer has Hamlet's entry
@@ -109,17 +105,11 @@ describe('POST /users/me/presence with presence shared across processes', () => 
     const raced = expectSuccess(await t.post('/users/me/presence', { status: 'active', last_update_id: upTo }, 'hamlet'));
     expect(shared.seq).toBe(upTo + 2);
     expect(shared.entries.get(t.users.iago.id)!.lastUpdateId).toBe(upTo + 1);
-    expect(raced).toEqual({ result: 'success', msg: '', presences: { [t.users.hamlet.id]: modern(T0 + 140) }, server_timestamp: T0 + 140, presence_last_update_id: upTo });
+    expect(raced).toEqual(answer({ [t.users.hamlet.id]: modern(T0 + 140) }, T0 + 140, upTo));
 
     clock.now = T0 + 150;
     const next = expectSuccess(await t.post('/users/me/presence', { status: 'active', last_update_id: upTo }, 'hamlet'));
-    expect(next).toEqual({
-      result: 'success',
-      msg: '',
-      presences: { [t.users.iago.id]: modern(T0 + 139), [t.users.hamlet.id]: modern(T0 + 140) },
-      server_timestamp: T0 + 150,
-      presence_last_update_id: upTo + 2,
-    });
+    expect(next).toEqual(answer({ [t.users.iago.id]: modern(T0 + 139), [t.users.hamlet.id]: modern(T0 + 140) }, T0 + 150, upTo + 2));
 
     // A client that holds everyone's presence from the start gets the same cap.
     clock.now = T0 + 210;
