@@ -56,8 +56,6 @@ export type Model = {
   pgConnections: number;
   pollMbIdle: number;
   pollMbBurst: number;
-  redisLoad: number;
-  pgLoad: number;
 };
 export function modelFor(users: number, costs: UnitCosts, a?: Assumptions): Model;
 export function limits(costs: UnitCosts, a?: Assumptions): { redisUsers: number; pgUsers: number };

@@ -129,9 +129,6 @@ export function modelFor(users, costs, a = ASSUMPTIONS) {
     pgConnections: processes * a.pgConnectionsPerProcess,
     pollMbIdle: (clients * costs.pollKbIdle) / 1024,
     pollMbBurst: (clients * costs.pollKbBurst) / 1024,
-    /** Busy share of Redis's one command thread, and of the PostgreSQL primary's cores. */
-    redisLoad: redisCores,
-    pgLoad: pgCores / a.pgPrimaryCores,
   };
 }
 
@@ -142,9 +139,12 @@ export function modelFor(users, costs, a = ASSUMPTIONS) {
  */
 export function limits(costs, a = ASSUMPTIONS) {
   const unit = modelFor(1_000_000, costs, a);
+  // Busy share at 1M users of Redis's one command thread, and of the PostgreSQL primary's cores.
+  const redisLoad = unit.redisCores;
+  const pgLoad = unit.pgCores / a.pgPrimaryCores;
   return {
-    redisUsers: unit.redisLoad > 0 ? Math.floor((1_000_000 * a.busyShare) / unit.redisLoad) : Infinity,
-    pgUsers: unit.pgLoad > 0 ? Math.floor((1_000_000 * a.busyShare) / unit.pgLoad) : Infinity,
+    redisUsers: redisLoad > 0 ? Math.floor((1_000_000 * a.busyShare) / redisLoad) : Infinity,
+    pgUsers: pgLoad > 0 ? Math.floor((1_000_000 * a.busyShare) / pgLoad) : Infinity,
   };
 }
 
@@ -154,10 +154,16 @@ const n2 = (x) => (x >= 10 ? n0(x) : x >= 1 ? x.toFixed(1) : x.toFixed(2));
 const mb = (x) => (x >= 1024 ? `${(x / 1024).toFixed(1)} GB` : `${n0(x)} MB`);
 const k = (x) => (x >= 1e6 ? `${+(x / 1e6).toFixed(1)}M` : x >= 1e3 ? `${+(x / 1e3).toFixed(1)}k` : n0(x));
 
-/** The model as Markdown lines (the tables of docs/scaling.md, "Capacity model"). */
+/**
+ * The model as Markdown lines (the tables of docs/scaling.md, "Capacity model"), from one run's
+ * figures or several runs' (the median of each cost).
+ */
 export function formatCapacity(figures, a = ASSUMPTIONS, counts = USER_COUNTS) {
-  // One run's figures, or several runs' (the median of each cost).
-  const costs = Array.isArray(figures) ? medianCosts(figures) : unitCosts(figures);
+  return formatCosts(medianCosts(Array.isArray(figures) ? figures : [figures]), a, counts);
+}
+
+/** The same from costs already taken (unitCosts, medianCosts). */
+function formatCosts(costs, a, counts) {
   if (costs.missing.length > 0) return [`Capacity model: not computed, the run lacks ${costs.missing.join(', ')}.`];
   const lines = ['| per-unit cost | measured | from |', '|---|---|---|'];
   const units = { deliveryUs: 'us', redisDeliveryUs: 'us', presenceUs: 'us', redisPresenceUs: 'us', sendUs: 'us', pgSendUs: 'us', registerUs: 'us', redisBytesPerQueue: 'bytes', pollKbIdle: 'KB', pollKbBurst: 'KB' };
@@ -210,8 +216,8 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     if (line === undefined || n === 0) throw new Error(`${m[1]} has ${lines.length} lines, no line ${n}`);
     return JSON.parse(line).results;
   });
-  const costs = runs.length > 1 ? medianCosts(runs) : unitCosts(runs[0]);
-  console.log(formatCapacity(runs.length > 1 ? runs : runs[0]).join('\n'));
+  const costs = medianCosts(runs);
+  console.log(formatCosts(costs, ASSUMPTIONS, USER_COUNTS).join('\n'));
   console.log(`\n${formatAssumptions()}`);
   process.exit(costs.missing.length > 0 ? 1 : 0);
 }

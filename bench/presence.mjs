@@ -13,7 +13,7 @@
 // in sequence (no queueing: what the server costs per request, in 0.01 ms).
 // Target: p50 <= 2 ms at 1,000 users online.
 //   node bench/presence.mjs        (after npm run build)
-import { load, loadWithCpu, median, record, startParley, table, WARM_S } from './lib.mjs';
+import { load, median, record, startParley, table, WARM_S } from './lib.mjs';
 import { call, makeUsers } from './events-lib.mjs';
 
 const USERS = Number(process.env.BENCH_PRESENCE_USERS ?? 1000);
@@ -68,8 +68,7 @@ try {
       const fixed = await load({ ...opts, connections: 10, overallRate: rate });
       if (fixed.errors) throw new Error(`${name}: ${fixed.errors} errors`);
       lat.push(fixed);
-      // The server's CPU per report at the maximum rate (/proc): the capacity model's presence cost (bench/capacity.mjs).
-      const max = await loadWithCpu(server.child.pid, { ...opts, connections: 10 });
+      const max = await load({ ...opts, connections: 10 });
       if (max.errors) throw new Error(`${name}: ${max.errors} errors`);
       thr.push(max);
     }
@@ -91,10 +90,9 @@ try {
       rate,
       max_rps_10_connections: Math.round(median(thr.map((x) => x.rps))),
       p50_ms_at_max: median(thr.map((x) => x.p50)),
-      cpu_us: thr[0].cpu_us === undefined ? undefined : +median(thr.map((x) => x.cpu_us)).toFixed(1),
     };
     figures[name] = f;
-    rows.push({ scenario: `presence ${name}`, 'p50 ms 1 client': f.p50_ms_sequential, 'rate/s': rate, 'p50 ms': f.p50_ms_at_rate, 'p99 ms': f.p99_ms_at_rate, 'max req/s (10 conns)': f.max_rps_10_connections, 'CPU us/req': f.cpu_us ?? 'n/a', target: 'p50 <= 2 ms' });
+    rows.push({ scenario: `presence ${name}`, 'p50 ms 1 client': f.p50_ms_sequential, 'rate/s': rate, 'p50 ms': f.p50_ms_at_rate, 'p99 ms': f.p99_ms_at_rate, 'max req/s (10 conns)': f.max_rps_10_connections, target: 'p50 <= 2 ms' });
   }
   table(rows);
   console.log(`${USERS} users online; legacy full response ${figures.legacy_response_bytes} bytes; median of ${RUNS} runs`);

@@ -89,6 +89,9 @@ async function startNode(env) {
   };
 }
 
+/** CPU so far (microseconds) of every Parley process of a configuration. */
+const processesCpu = (nodes) => nodes.reduce((a, n) => a + (cpuMicros(n.pid) ?? NaN), 0);
+
 /** Redis server CPU so far (user + system, microseconds), from INFO cpu: other clients of the same Redis count too. */
 async function redisCpu() {
   const r = new Redis(REDIS);
@@ -100,38 +103,37 @@ async function redisCpu() {
   }
 }
 
-/**
- * Bytes the keys under `prefix` take in Redis (MEMORY USAGE of each, every element counted): one
- * configuration's own keys, whatever other clients of the same Redis do meanwhile.
- */
-async function redisBytesUnder(prefix) {
+/** Calls `batch` with each SCAN batch of the keys under `prefix` (on a connection of its own). */
+async function eachKeyBatch(prefix, batch) {
   const r = new Redis(REDIS);
   try {
-    let total = 0;
     let cursor = '0';
     do {
       const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
       cursor = next;
-      if (keys.length === 0) continue;
-      const p = r.pipeline();
-      for (const key of keys) p.memory('USAGE', key, 'SAMPLES', 0);
-      for (const [err, bytes] of await p.exec()) if (!err) total += Number(bytes ?? 0);
+      if (keys.length) await batch(r, keys);
     } while (cursor !== '0');
-    return total;
   } finally {
     r.disconnect();
   }
 }
 
-async function purge(prefix) {
-  const r = new Redis(REDIS);
-  let cursor = '0';
-  do {
-    const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) await r.del(...keys);
-  } while (cursor !== '0');
-  r.disconnect();
+/**
+ * Bytes the keys under `prefix` take in Redis (MEMORY USAGE of each, every element counted): one
+ * configuration's own keys, whatever other clients of the same Redis do meanwhile.
+ */
+async function redisBytesUnder(prefix) {
+  let total = 0;
+  await eachKeyBatch(prefix, async (r, keys) => {
+    const p = r.pipeline();
+    for (const key of keys) p.memory('USAGE', key, 'SAMPLES', 0);
+    for (const [err, bytes] of await p.exec()) if (!err) total += Number(bytes ?? 0);
+  });
+  return total;
+}
+
+function purge(prefix) {
+  return eachKeyBatch(prefix, (r, keys) => r.del(...keys));
 }
 
 /** One configuration's servers, database, users and channel (torn down by stop()). */
@@ -245,7 +247,6 @@ async function prepareP5(cfg) {
   let commits = 0;
   const typing = (i, op) => call(at(i), server.auth, 'POST', '/typing', { type: 'channel', op, stream_id: channelId, topic: 'bench' });
   // CPU per delivery (all Parley processes; Redis): steadier than deliveries/s on a shared machine.
-  const procCpu = () => nodes.reduce((a, n) => a + (cpuMicros(n.pid) ?? NaN), 0);
   const rates = [];
   const cpus = [];
   const redisCpus = [];
@@ -261,14 +262,14 @@ async function prepareP5(cfg) {
       });
       await sleep(QUICK ? 300 : run < 0 ? 2000 : 1000);
       if (run >= 0) {
-        const cpu0 = procCpu();
+        const cpu0 = processesCpu(nodes);
         const r0 = withRedis ? await redisCpu() : 0;
         const a0 = answersNow();
         const t0 = process.hrtime.bigint();
         await sleep(DURATION * 1000);
         const delivered = answersNow() - a0;
         rates.push(delivered / (Number(process.hrtime.bigint() - t0) / 1e9));
-        cpus.push((procCpu() - cpu0) / delivered);
+        cpus.push((processesCpu(nodes) - cpu0) / delivered);
         redisCpus.push(withRedis ? ((await redisCpu()) - r0) / delivered : 0);
       }
       running = false;
@@ -308,7 +309,6 @@ async function preparePresence(cfg) {
     }
   }
   const body = `status=active&last_update_id=${latest}`;
-  const procCpu = () => nodes.reduce((a, n) => a + (cpuMicros(n.pid) ?? NaN), 0);
   const cpus = [];
   const redisCpus = [];
   const rates = [];
@@ -336,7 +336,7 @@ async function preparePresence(cfg) {
         await loadAll(QUICK ? 1 : 2);
         return;
       }
-      const cpu0 = procCpu();
+      const cpu0 = processesCpu(nodes);
       const r0 = withRedis ? await redisCpu() : 0;
       const t0 = process.hrtime.bigint();
       const parts = await loadAll(DURATION);
@@ -345,7 +345,7 @@ async function preparePresence(cfg) {
       const errors = parts.reduce((a, r) => a + r.errors, 0);
       if (errors > 0) throw new Error(`presence: ${errors} errors`);
       rates.push(total / secs);
-      cpus.push((procCpu() - cpu0) / total);
+      cpus.push((processesCpu(nodes) - cpu0) / total);
       redisCpus.push(withRedis ? ((await redisCpu()) - r0) / total : 0);
     },
     finish() {
