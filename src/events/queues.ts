@@ -482,16 +482,24 @@ export class EventQueues {
   async dispatch(deliveries: readonly EventDelivery[]): Promise<void> {
     const batch = new Map<string, ParleyEvent[]>();
     const deactivated: number[] = [];
-    for (const d of deliveries) {
+    // Every delivery's queues are looked up at once: with Redis, the lookups of a batch (each
+    // delivery's SUNION, and for a public channel message the realm's watchers) go out together
+    // and cost one round trip, not one each in turn.
+    // (Awaited together, so that one failing leaves no other rejection unhandled.)
+    const found = await Promise.all(
+      deliveries.map((d) => Promise.all([this.store.forUsers(d.userIds), d.event.__public_stream_message === true ? this.store.watchers(d.realmId) : undefined])),
+    );
+    for (let k = 0; k < deliveries.length; k++) {
+      const d = deliveries[k]!;
       const event = d.event;
       const clean = stripHints(event);
       const memo = new Map<string, unknown>();
       const seen = new Set<string>();
-      const targets = await this.store.forUsers(d.userIds);
-      const recipients = new Set(d.userIds);
+      const [targets, watching] = found[k]!;
       // Queues watching all public channels (or a narrow) see public channel messages of others.
-      if (event.__public_stream_message === true) {
-        for (const w of await this.store.watchers(d.realmId)) if (!recipients.has(w.userId)) targets.push(w);
+      if (watching !== undefined && watching.length > 0) {
+        const recipients = new Set(d.userIds);
+        for (const w of watching) if (!recipients.has(w.userId)) targets.push(w);
       }
       for (const q of targets) {
         if (seen.has(q.id) || !wantsType(q, event.type)) continue;

@@ -342,6 +342,39 @@ describe('Redis queue store across two processes', () => {
     await c.append(new Map([[d.id, [{ type: 'x', n: 1 }]]]));
     expect((await next).eventsJson).toBe('[{"type":"x","n":1,"id":1}]');
   });
+  it("looks up the queues of every delivery of a dispatch at once: one round trip, not one per delivery and watcher set", async () => {
+    const a = await process2();
+    const qa = queues(a);
+    // Users and a realm of this test's own (the other tests' queues share the prefix).
+    const one = await qa.register({ ...desc('', 901), realmId: 9, lifespanSecs: 0 });
+    const two = await qa.register({ ...desc('', 902), realmId: 9, lifespanSecs: 0 });
+    const watcher = await qa.register({ ...desc('', 903), realmId: 9, allPublicStreams: true, lifespanSecs: 0 });
+    // Each command this process sends, and each reply it gets, in order.
+    const r = (a as unknown as { r: Redis }).r;
+    const log: string[] = [];
+    const send = r.sendCommand.bind(r);
+    vi.spyOn(r, 'sendCommand').mockImplementation((c, ...rest) => {
+      const { name, promise } = c as { name: string; promise: Promise<unknown> };
+      log.push(name);
+      promise.then(
+        () => log.push('reply ' + name),
+        () => log.push('failed ' + name),
+      );
+      return send(c, ...rest);
+    });
+    await qa.dispatch([
+      { realmId: 9, event: { type: 'x', n: 0, __public_stream_message: true }, userIds: [901] },
+      { realmId: 9, event: { type: 'x', n: 1 }, userIds: [902] },
+    ]);
+    // User 1's queues, the realm's watchers, user 2's queues: asked together; then the one append.
+    expect(log).toEqual(['smembers', 'smembers', 'smembers', 'reply smembers', 'reply smembers', 'reply smembers', 'evalsha', 'reply evalsha']);
+    vi.restoreAllMocks();
+    expect(await a.pendingJson(one.id)).toBe('[{"type":"x","n":0,"id":0}]');
+    expect(await a.pendingJson(two.id)).toBe('[{"type":"x","n":1,"id":0}]');
+    // The watcher of all public channels (not a recipient) gets the public message only.
+    expect(await a.pendingJson(watcher.id)).toBe('[{"type":"x","n":0,"id":0}]');
+  });
+
   describe('copies of owned queues (re-polls without a Redis command)', () => {
     /** Counts the commands a process sends on its command connection from now on. */
     const commands = (store: RedisQueueStore): { names: string[] } => {
