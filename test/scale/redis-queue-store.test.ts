@@ -59,6 +59,28 @@ async function parkedOnA(): Promise<{ a: RedisQueueStore; b: RedisQueueStore; qa
   return { a, b, qa, qb, d, first };
 }
 
+/**
+ * Records the commands a process sends on its command connection from now on, in order; with
+ * `replies`, each reply too, as it arrives ("reply <name>").
+ */
+const commands = (store: RedisQueueStore, { replies = false } = {}): { names: string[] } => {
+  const r = (store as unknown as { r: Redis }).r;
+  const seen = { names: [] as string[] };
+  const send = r.sendCommand.bind(r);
+  vi.spyOn(r, 'sendCommand').mockImplementation((c, ...rest) => {
+    const { name, promise } = c as { name: string; promise: Promise<unknown> };
+    seen.names.push(name);
+    if (replies) {
+      promise.then(
+        () => seen.names.push('reply ' + name),
+        () => seen.names.push('failed ' + name),
+      );
+    }
+    return send(c, ...rest);
+  });
+  return seen;
+};
+
 describe('Redis queue store across two processes', () => {
   it('runs the poll steps of one turn as one script, in order, each with its own answer', async () => {
     const a = await process2();
@@ -349,26 +371,13 @@ describe('Redis queue store across two processes', () => {
     const one = await qa.register({ ...desc('', 901), realmId: 9, lifespanSecs: 0 });
     const two = await qa.register({ ...desc('', 902), realmId: 9, lifespanSecs: 0 });
     const watcher = await qa.register({ ...desc('', 903), realmId: 9, allPublicStreams: true, lifespanSecs: 0 });
-    // Each command this process sends, and each reply it gets, in order.
-    const r = (a as unknown as { r: Redis }).r;
-    const log: string[] = [];
-    const send = r.sendCommand.bind(r);
-    vi.spyOn(r, 'sendCommand').mockImplementation((c, ...rest) => {
-      const { name, promise } = c as { name: string; promise: Promise<unknown> };
-      log.push(name);
-      promise.then(
-        () => log.push('reply ' + name),
-        () => log.push('failed ' + name),
-      );
-      return send(c, ...rest);
-    });
+    const sent = commands(a, { replies: true });
     await qa.dispatch([
       { realmId: 9, event: { type: 'x', n: 0, __public_stream_message: true }, userIds: [901] },
       { realmId: 9, event: { type: 'x', n: 1 }, userIds: [902] },
     ]);
-    // User 1's queues, the realm's watchers, user 2's queues: asked together; then the one append.
-    expect(log).toEqual(['smembers', 'smembers', 'smembers', 'reply smembers', 'reply smembers', 'reply smembers', 'evalsha', 'reply evalsha']);
-    vi.restoreAllMocks();
+    // User 901's queues, the realm's watchers, user 902's queues: asked together; then the one append.
+    expect(sent.names).toEqual(['smembers', 'smembers', 'smembers', 'reply smembers', 'reply smembers', 'reply smembers', 'evalsha', 'reply evalsha']);
     expect(await a.pendingJson(one.id)).toBe('[{"type":"x","n":0,"id":0}]');
     expect(await a.pendingJson(two.id)).toBe('[{"type":"x","n":1,"id":0}]');
     // The watcher of all public channels (not a recipient) gets the public message only.
@@ -376,17 +385,6 @@ describe('Redis queue store across two processes', () => {
   });
 
   describe('copies of owned queues (re-polls without a Redis command)', () => {
-    /** Counts the commands a process sends on its command connection from now on. */
-    const commands = (store: RedisQueueStore): { names: string[] } => {
-      const r = (store as unknown as { r: Redis }).r;
-      const seen = { names: [] as string[] };
-      const send = r.sendCommand.bind(r);
-      vi.spyOn(r, 'sendCommand').mockImplementation((c, ...rest) => {
-        seen.names.push((c as { name: string }).name);
-        return send(c, ...rest);
-      });
-      return seen;
-    };
     const at = (store: RedisQueueStore, t: () => number): EventQueues => new EventQueues(store, { heartbeatMinMs: 60_000, heartbeatJitterMs: 0, dataDir: null, now: t });
     const ev = (n: number): ParleyEvent => ({ type: 'x', n });
     const r0 = (): Redis => connect();
