@@ -117,7 +117,7 @@ if #owners > 0 then
   local all = table.concat(payloads, '\\n')
   for _, o in ipairs(owners) do
     local part = parts[o]
-    -- The header is {"g":[ids],"d":[]} joined by hand: queue ids are UUIDs (nothing to escape), and cjson took
+    -- The header is {"g":[ids],"d":[]} joined by hand: queue ids are base64url (nothing to escape), and cjson took
     -- 5-15% of the script's time per queue.
     redis.call('PUBLISH', P .. 'n:' .. o, '{"g":["' .. table.concat(part.g, '","') .. '"],"d":[]}\\n' .. table.concat(part.f, ',') .. '\\n' .. table.concat(part.l, ' ') .. '\\n' .. all)
   end

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_CAPABILITIES } from '../../src/state/register.js';
-import { EventQueues } from '../../src/events/queues.js';
+import { EventQueues, newQueueId } from '../../src/events/queues.js';
 import { MemoryQueueStore } from '../../src/events/queue-store.js';
 import { expectError, expectSuccess, startTestServer, type TestServer } from '../support/server.js';
 import { getEvents, registerQueue, withoutIds } from '../support/events.js';
@@ -88,10 +88,18 @@ describe('GET /events', () => {
   it('without queue_id and with dont_block, registers a queue (with the registration parameters)', async () => {
     const body = expectSuccess(await t.get('/events', { dont_block: true, event_types: ['alert_words'] }, 'hamlet'));
     expect(body.events).toEqual([]);
-    expect(body.queue_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(body.queue_id).toMatch(/^[A-Za-z0-9_-]{16}$/);
     await t.post('/users/me/alert_words', { alert_words: ['new queue'] }, 'hamlet');
     const events = await getEvents(t, 'hamlet', body.queue_id, -1);
     expect(withoutIds(events)).toEqual([{ type: 'alert_words', alert_words: expect.arrayContaining(['new queue']) }]);
+  });
+});
+
+describe('queue ids', () => {
+  it('are 16 characters of base64url (96 random bits), none repeated', () => {
+    const ids = Array.from({ length: 10_000 }, newQueueId);
+    for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]{16}$/);
+    expect(new Set(ids).size).toBe(ids.length);
   });
 });
 

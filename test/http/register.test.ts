@@ -23,7 +23,7 @@ describe('POST /register: the response', () => {
     expect(body).toMatchObject({
       result: 'success',
       msg: '',
-      queue_id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/),
+      queue_id: expect.stringMatching(/^[A-Za-z0-9_-]{16}$/),
       last_event_id: -1,
       zulip_version: ZULIP_VERSION,
       zulip_feature_level: ZULIP_FEATURE_LEVEL,
