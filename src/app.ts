@@ -75,11 +75,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // most a second) and go out in one write(), instead of a write handed to
   // libuv's thread pool per request line (about 10 us of CPU per request at
   // P1 rates, docs/performance.md); pino flushes what is pending on exit.
-  // Lines are joined per 4 KB before SonicBoom sees them (LineBatch, http/logging.ts).
+  // Lines are gathered per 32 KB into one buffer before SonicBoom sees them (LineBatch, http/logging.ts).
   let logDest: LineBatch | undefined;
   let logFlush: NodeJS.Timeout | undefined;
   if (!opts.logger) {
-    const dest = new LineBatch(pino.destination({ dest: 1, sync: false, minLength: 4096 }));
+    const dest = LineBatch.onFd(1);
     logFlush = setInterval(() => dest.flush(), 1000).unref();
     logDest = dest;
   }
