@@ -31,16 +31,22 @@ export function freePort() {
   });
 }
 
+/**
+ * The node flags a benchmark's server process runs with: `extra`, then BENCH_SERVER_NODE_ARGS
+ * (extra node flags for the servers only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), then the
+ * server's own flags (src/node-flags.ts), as `npm start` and `parley cluster` run it; a flag given
+ * before sets its option instead of the server's own (e.g. --max-semi-space-size=16).
+ */
+export function serverNodeArgs(extra = []) {
+  return withServerNodeFlags([...extra, ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)]);
+}
+
 /** Starts `node dist/src/main.js` on a fresh data dir; resolves once /server_settings answers. */
 export async function startParley(env = {}, opts = {}) {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-'));
   const started = process.hrtime.bigint();
-  // BENCH_SERVER_NODE_ARGS: extra node flags for the server only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof";
-  // one that sets an option of src/node-flags.ts replaces the server's own (e.g. --max-semi-space-size=16).
-  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  // With the server's own node flags (src/node-flags.ts), as `npm start` and `parley cluster` run it.
-  const child = spawn(process.execPath, [...withServerNodeFlags(nodeArgs), opts.main ?? PARLEY_MAIN], {
+  const child = spawn(process.execPath, [...serverNodeArgs(), opts.main ?? PARLEY_MAIN], {
     // Rate limits are per user (200/min by default): one benchmark user would measure 429s.
     env: {
       ...process.env,

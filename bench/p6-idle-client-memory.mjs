@@ -13,16 +13,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { freePort, median, record, ROOT, startParley, table } from './lib.mjs';
+import { freePort, median, record, ROOT, serverNodeArgs, startParley, table } from './lib.mjs';
 import { makeUsers, poll, register, rssMb, sleep } from './events-lib.mjs';
-import { withServerNodeFlags } from '../dist/src/node-flags.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const LOW = Number(process.env.BENCH_P6_LOW ?? 500);
 const HIGH = Number(process.env.BENCH_P6_HIGH ?? 3000);
 const USERS = 50;
-// BENCH_SERVER_NODE_ARGS reaches gc-server.mjs as it reaches the servers startParley starts (bench/lib.mjs).
-const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const ENV = {
   PARLEY_PASSWORD_HASH_COST: 'fast',
   PARLEY_HEARTBEAT_MS: '300000',
@@ -44,7 +41,7 @@ async function park(server, users, from, to) {
 async function startGcServer() {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-gc-'));
-  const child = spawn(process.execPath, [...withServerNodeFlags(['--expose-gc', ...SERVER_NODE_ARGS]), path.join(ROOT, 'bench/support/gc-server.mjs')], {
+  const child = spawn(process.execPath, [...serverNodeArgs(['--expose-gc']), path.join(ROOT, 'bench/support/gc-server.mjs')], {
     env: { ...process.env, ...ENV, PARLEY_PORT: String(port), PARLEY_DATA_DIR: dataDir, PARLEY_LOG_LEVEL: 'warn', PARLEY_OWNER_PASSWORD: 'bench-Owner-pass-1' },
     stdio: ['pipe', 'pipe', 'inherit'],
   });

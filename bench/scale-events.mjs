@@ -24,10 +24,9 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { cpuMicros, freePort, load, median, parkMs, PARLEY_MAIN, QUICK, record, table } from './lib.mjs';
+import { cpuMicros, freePort, load, median, parkMs, PARLEY_MAIN, QUICK, record, serverNodeArgs, table } from './lib.mjs';
 import { call, channelWith, makeUsers, percentile, poll, register, sendToChannel, sleep } from './events-lib.mjs';
 import { fanOutPollers, lastEventId, pollRequest, runPollers } from './raw-poller.mjs';
-import { withServerNodeFlags } from '../dist/src/node-flags.js';
 
 const PG = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -44,8 +43,6 @@ const USERS = QUICK ? 20 : 100;
 // BENCH_SCALE_PARTS: which of p4,p5,presence,sends to run (default all).
 const PARTS = new Set((process.env.BENCH_SCALE_PARTS ?? 'p4,p5,presence,sends').split(','));
 const MAIN = PARLEY_MAIN;
-// BENCH_SERVER_NODE_ARGS: extra node flags for the servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
-const NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 if (!fs.existsSync(MAIN)) throw new Error('run `npm run build` first');
 
 async function admin(q) {
@@ -61,7 +58,7 @@ async function admin(q) {
 async function startNode(env) {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-scale-bench-'));
-  const child = spawn(process.execPath, [...withServerNodeFlags(NODE_ARGS), MAIN], {
+  const child = spawn(process.execPath, [...serverNodeArgs(), MAIN], {
     env: { ...process.env, ...env, PARLEY_PORT: String(port), PARLEY_DATA_DIR: dataDir, PARLEY_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

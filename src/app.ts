@@ -71,11 +71,11 @@ export interface Bootstrap {
 
 /** Composition root: store, bus and HTTP wired with plain functions. */
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<App> {
-  // Asynchronous, buffered log writes: lines collect until 4 KB (or for at
+  // Asynchronous, buffered log writes: lines collect until 32 KB (or for at
   // most a second) and go out in one write(), instead of a write handed to
   // libuv's thread pool per request line (about 10 us of CPU per request at
   // P1 rates, docs/performance.md); pino flushes what is pending on exit.
-  // Lines are gathered per 32 KB into one buffer before SonicBoom sees them (LineBatch, http/logging.ts).
+  // The lines are encoded into one buffer per batch before SonicBoom sees them (LineBatch, http/logging.ts).
   let logDest: LineBatch | undefined;
   let logFlush: NodeJS.Timeout | undefined;
   if (!opts.logger) {
