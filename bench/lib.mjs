@@ -225,6 +225,54 @@ export function cpuMicros(pid) {
 const CLOCK_TICKS = 100; // sysconf(_SC_CLK_TCK) on Linux
 
 /**
+ * The scheduler's account of a process, all its threads summed, from /proc/<pid>/task/<tid>/schedstat
+ * (nanosecond clocks): `runMs`, time on a CPU, and `waitMs`, time runnable but waiting for one
+ * (how much the machine's cores were contended for this process); `mainRunMs` and `mainWaitMs`, the
+ * same for its main thread alone (a node process's JavaScript). undefined where /proc or
+ * schedstat is missing. A thread that exited in between takes its time with it.
+ */
+export function schedSnapshot(pid) {
+  let tasks;
+  try {
+    tasks = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return undefined;
+  }
+  let run = 0;
+  let wait = 0;
+  let mainRun = 0;
+  let mainWait = 0;
+  for (const t of tasks) {
+    try {
+      const [r, w] = fs.readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ');
+      run += Number(r);
+      wait += Number(w);
+      if (t === String(pid)) {
+        mainRun = Number(r);
+        mainWait = Number(w);
+      }
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return { runMs: run / 1e6, waitMs: wait / 1e6, mainRunMs: mainRun / 1e6, mainWaitMs: mainWait / 1e6 };
+}
+
+/** The pids of every PostgreSQL process on this machine (by /proc/<pid>/comm). */
+export function postgresPids() {
+  const out = [];
+  for (const e of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${e}/comm`, 'utf8').trim() === 'postgres') out.push(e);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
+/**
  * CPU time (microseconds) of every PostgreSQL process on this machine so far (the backends and the
  * background writers, found by /proc/<pid>/comm), per pid; undefined where /proc is missing.
  */

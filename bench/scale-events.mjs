@@ -17,6 +17,9 @@
 // BENCH_REDIS_URL (default redis://127.0.0.1:6379), BENCH_RUNS, BENCH_DURATION,
 // BENCH_P4_CLIENTS, BENCH_P5_CLIENTS, BENCH_SEND_CONC, BENCH_PROCESSES (default "0,1,2": 0 is one
 // process on the same PostgreSQL WITHOUT Redis, the in-process figures P11 compares with).
+// BENCH_SCHEDSTAT=1: for each measured P4 round, the scheduler's account (/proc schedstat) of the
+// Parley processes, the Redis server, PostgreSQL and this load generator over the round: time on
+// a CPU and time runnable but waiting for one (medians per round, printed and recorded as p4.sched).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -24,7 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { cpuMicros, freePort, load, median, parkMs, PARLEY_MAIN, QUICK, record, serverNodeArgs, table } from './lib.mjs';
+import { cpuMicros, freePort, load, median, parkMs, PARLEY_MAIN, postgresPids, QUICK, record, schedSnapshot, serverNodeArgs, table } from './lib.mjs';
 import { call, channelWith, makeUsers, percentile, poll, register, sendToChannel, sleep } from './events-lib.mjs';
 import { fanOutPollers, lastEventId, pollRequest, runPollers } from './raw-poller.mjs';
 
@@ -39,6 +42,8 @@ const P5_CLIENTS = Number(process.env.BENCH_P5_CLIENTS ?? 500);
 const P5_DRIVERS = Number(process.env.BENCH_P5_DRIVERS ?? 2);
 const SEND_CONC = Number(process.env.BENCH_SEND_CONC ?? 8);
 const PROCESSES = (process.env.BENCH_PROCESSES ?? '0,1,2').split(',').map(Number);
+// The quick run (BENCH_QUICK) takes the account too, so that a broken one is caught.
+const SCHED = process.env.BENCH_SCHEDSTAT === '1' || QUICK;
 const USERS = QUICK ? 20 : 100;
 // BENCH_SCALE_PARTS: which of p4,p5,presence,sends to run (default all).
 const PARTS = new Set((process.env.BENCH_SCALE_PARTS ?? 'p4,p5,presence,sends').split(','));
@@ -175,6 +180,66 @@ async function setUp(requested) {
   }
 }
 
+/** The Redis server's pid when it runs on this machine (INFO server), else undefined. */
+let redisPid;
+async function localRedisPid() {
+  if (redisPid !== undefined) return redisPid || undefined;
+  const r = new Redis(REDIS);
+  try {
+    const pid = /process_id:(\d+)/.exec(await r.info('server'))?.[1];
+    redisPid = pid && fs.existsSync(`/proc/${pid}/comm`) && fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim().startsWith('redis') ? pid : '';
+  } finally {
+    r.disconnect();
+  }
+  return redisPid || undefined;
+}
+
+/** The scheduler's account so far, per part of the machine: this configuration's Parley processes, Redis, PostgreSQL, this load generator. */
+async function schedGroups(cfg) {
+  const rpid = cfg.withRedis ? await localRedisPid() : undefined;
+  const parts = { parley: cfg.nodes.map((n) => n.pid), redis: rpid ? [rpid] : [], postgres: postgresPids(), client: [process.pid] };
+  // The window runs from the end of the first reading to the start of the second.
+  const out = { start: performance.now(), end: 0, parts: {} };
+  for (const [name, pids] of Object.entries(parts)) out.parts[name] = new Map(pids.map((pid) => [String(pid), schedSnapshot(pid)]).filter(([, v]) => v !== undefined));
+  out.end = performance.now();
+  return out;
+}
+
+/** What each part ran and waited between two schedGroups (processes in both only), and the wall time. */
+function schedBetween(a, b) {
+  const out = { wall_ms: b.start - a.end };
+  for (const [name, after] of Object.entries(b.parts)) {
+    let run = 0;
+    let wait = 0;
+    let mainRun = 0;
+    let mainWait = 0;
+    for (const [pid, s] of after) {
+      const s0 = a.parts[name].get(pid);
+      if (!s0) continue;
+      run += s.runMs - s0.runMs;
+      wait += s.waitMs - s0.waitMs;
+      mainRun += s.mainRunMs - s0.mainRunMs;
+      mainWait += s.mainWaitMs - s0.mainWaitMs;
+    }
+    out[`${name}_run_ms`] = run;
+    out[`${name}_wait_ms`] = wait;
+    // A node process's main thread (its JavaScript), apart from its helper threads (the collector's, libuv's).
+    if (name === 'parley' || name === 'client') {
+      out[`${name}_main_run_ms`] = mainRun;
+      out[`${name}_main_wait_ms`] = mainWait;
+    }
+  }
+  return out;
+}
+
+function schedMedians(rounds) {
+  const out = {};
+  for (const k of Object.keys(rounds[0])) out[k] = +median(rounds.map((r) => r[k])).toFixed(2);
+  const busy = rounds.map((r) => (r.parley_run_ms + r.redis_run_ms + r.postgres_run_ms + r.client_run_ms) / (r.wall_ms * os.cpus().length));
+  out.cores_busy = +median(busy).toFixed(2);
+  return out;
+}
+
 /** P4: queues registered and polled round-robin over the processes; the send goes through the first. */
 async function prepareP4(cfg) {
   const { at, users, server } = cfg;
@@ -193,11 +258,14 @@ async function prepareP4(cfg) {
   const clients = await fanOutPollers(queues, (q) => new URL(q.base).port);
   const lasts = [];
   const p99s = [];
+  const scheds = [];
   return {
     lasts,
     async round(run) {
       await sleep(parkMs(queues.length));
+      const before = SCHED && run >= 0 ? await schedGroups(cfg) : undefined;
       const lat = await clients.round(() => sendToChannel(server, 'scale', `fan-out ${run}`));
+      if (before) scheds.push(schedBetween(before, await schedGroups(cfg)));
       if (run >= 0) {
         lasts.push(Math.max(...lat));
         p99s.push(percentile(lat, 99));
@@ -213,6 +281,7 @@ async function prepareP4(cfg) {
         p99_ms: +median(p99s).toFixed(1),
         rounds_ms: lasts.map((x) => +x.toFixed(1)),
         ...(redisBytesPerQueue === undefined ? {} : { redis_bytes_per_queue: redisBytesPerQueue }),
+        ...(scheds.length ? { sched: schedMedians(scheds) } : {}),
       };
     },
   };
@@ -443,6 +512,21 @@ table(
     'send p99 ms': r.sends?.p99_ms ?? '',
   })),
 );
+if (SCHED) {
+  const parts = ['parley', 'redis', 'postgres', 'client'];
+  table(
+    results
+      .filter((r) => r.p4?.sched)
+      .map((r) => ({
+        processes: r.redis ? `${r.processes} (Redis)` : '1 (no Redis)',
+        'round wall ms': r.p4.sched.wall_ms,
+        ...Object.fromEntries(parts.map((p) => [`${p} run / wait ms`, `${r.p4.sched[`${p}_run_ms`]} / ${r.p4.sched[`${p}_wait_ms`]}`])),
+        'parley main thread run / wait ms': `${r.p4.sched.parley_main_run_ms} / ${r.p4.sched.parley_main_wait_ms}`,
+        'client main thread run / wait ms': `${r.p4.sched.client_main_run_ms} / ${r.p4.sched.client_main_wait_ms}`,
+        'share of all cores busy': r.p4.sched.cores_busy,
+      })),
+  );
+}
 console.log(
   `P11, medians of paired rounds (target <= 1.25 for Redis 1 process against in process; <= 1 for 2 processes against 1): ` +
     `P4 Redis 1 / in process ${paired.p4_redis1_over_inprocess ?? 'n/a'}, 2 / 1 processes ${paired.p4_redis2_over_redis1 ?? 'n/a'}; ` +
