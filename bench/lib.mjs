@@ -258,10 +258,16 @@ export function schedSnapshot(pid) {
   return { runMs: run / 1e6, waitMs: wait / 1e6, mainRunMs: mainRun / 1e6, mainWaitMs: mainWait / 1e6 };
 }
 
-/** The pids of every PostgreSQL process on this machine (by /proc/<pid>/comm). */
+/** The pids of every PostgreSQL process on this machine (by /proc/<pid>/comm); none where /proc is missing. */
 export function postgresPids() {
+  let entries;
+  try {
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return [];
+  }
   const out = [];
-  for (const e of fs.readdirSync('/proc')) {
+  for (const e of entries) {
     if (!/^\d+$/.test(e)) continue;
     try {
       if (fs.readFileSync(`/proc/${e}/comm`, 'utf8').trim() === 'postgres') out.push(e);
@@ -277,22 +283,10 @@ export function postgresPids() {
  * background writers, found by /proc/<pid>/comm), per pid; undefined where /proc is missing.
  */
 export function postgresCpuSnapshot() {
-  let entries;
-  try {
-    entries = fs.readdirSync('/proc');
-  } catch {
-    return undefined;
-  }
   const out = new Map();
-  for (const e of entries) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${e}/comm`, 'utf8').trim() !== 'postgres') continue;
-    } catch {
-      continue; // gone meanwhile
-    }
-    const us = cpuMicros(e);
-    if (us !== undefined) out.set(e, us);
+  for (const pid of postgresPids()) {
+    const us = cpuMicros(pid);
+    if (us !== undefined) out.set(pid, us);
   }
   return out.size > 0 ? out : undefined;
 }
