@@ -41,6 +41,15 @@ export function serverNodeArgs(extra = []) {
   return withServerNodeFlags([...extra, ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)]);
 }
 
+/**
+ * Where a benchmark's server writes its standard output: with BENCH_SERVER_STDOUT=<path>, a new file
+ * <path>.<port> (V8's traces, e.g. with BENCH_SERVER_NODE_ARGS="--trace-gc"); otherwise `fallback`.
+ */
+export function serverStdout(port, fallback) {
+  const to = process.env.BENCH_SERVER_STDOUT;
+  return to ? fs.openSync(`${to}.${port}`, 'w') : fallback;
+}
+
 /** Starts `node dist/src/main.js` on a fresh data dir; resolves once /server_settings answers. */
 export async function startParley(env = {}, opts = {}) {
   const port = await freePort();
@@ -59,7 +68,7 @@ export async function startParley(env = {}, opts = {}) {
       ...env,
     },
     // opts.stdout 'ignore': the request log (PARLEY_LOG_LEVEL=info) goes nowhere instead of into this process.
-    stdio: ['ignore', opts.stdout ?? 'pipe', 'inherit'],
+    stdio: ['ignore', serverStdout(port, opts.stdout ?? 'pipe'), 'inherit'],
   });
   let out = '';
   child.stdout?.on('data', (d) => (out += d));

@@ -78,7 +78,7 @@ async function startGcServer() {
   };
 }
 
-// The server's idle collector (src/idle-gc.ts) collects at the first quiet interval after a burst and
+// The server's idle collector (src/idle-gc.ts) collects after 2 s of quiet following a burst and
 // once more after 6 s of quiet, when V8 gives back the young generation the burst grew (2 x 16 MB):
 // RSS is read 1.5 s after the clients parked (as before 2026-11-27) and once settled, SETTLE_S later.
 const SETTLE_S = Number(process.env.BENCH_P6_SETTLE_S ?? 7);

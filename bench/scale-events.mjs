@@ -20,6 +20,7 @@
 // BENCH_SCHEDSTAT=1: for each measured P4 round, the scheduler's account (/proc schedstat) of the
 // Parley processes, the Redis server, PostgreSQL and this load generator over the round: time on
 // a CPU and time runnable but waiting for one (medians per round, printed and recorded as p4.sched).
+// BENCH_SERVER_STDOUT=<path>: each server's standard output to <path>.<port> (bench/lib.mjs serverStdout).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -27,7 +28,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { cpuMicros, freePort, load, median, parkMs, PARLEY_MAIN, postgresPids, QUICK, record, schedSnapshot, serverNodeArgs, table } from './lib.mjs';
+import { cpuMicros, freePort, load, median, parkMs, PARLEY_MAIN, postgresPids, QUICK, record, schedSnapshot, serverNodeArgs, serverStdout, table } from './lib.mjs';
 import { call, channelWith, makeUsers, percentile, poll, register, sendToChannel, sleep } from './events-lib.mjs';
 import { fanOutPollers, lastEventId, pollRequest, runPollers } from './raw-poller.mjs';
 
@@ -65,7 +66,7 @@ async function startNode(env) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-scale-bench-'));
   const child = spawn(process.execPath, [...serverNodeArgs(), MAIN], {
     env: { ...process.env, ...env, PARLEY_PORT: String(port), PARLEY_DATA_DIR: dataDir, PARLEY_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', serverStdout(port, 'ignore'), 'inherit'],
   });
   const exited = new Promise((r) => child.once('exit', r));
   const base = `http://127.0.0.1:${port}`;

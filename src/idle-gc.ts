@@ -13,9 +13,10 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
  * "memory reducer" for this; node does not run one. This is ours: every
  * INTERVAL_MS it looks at the event loop's utilization over the interval and
  * the heap's growth since the last full collection, and when the loop was
- * nearly idle and the heap grew by GROWTH_BYTES it runs one full collection.
- * A busy server is never interrupted (the collection waits for a quiet
- * interval), and an idle server that has not grown is never collected again.
+ * nearly idle for growthTicks intervals in a row and the heap grew by
+ * GROWTH_BYTES it runs one full collection. A busy server is never interrupted
+ * (the collection waits for quiet), and an idle server that has not grown is
+ * never collected again.
  */
 export interface IdleGcSource {
   /** Event-loop utilization (0..1) since the previous call. */
@@ -37,12 +38,22 @@ export interface IdleGcSource {
  * server idles; two collections back to back give those pages back (measured: one
  * alone frees the objects but not yet the pages; performance.md P7).
  */
-export const IDLE_GC_DEFAULTS: IdleGcOptions = { intervalMs: 500, growthBytes: 8 * 2 ** 20, idleUtilization: 0.05, afterStart: 2, settleTicks: 12, settleShare: 0.01 };
+export const IDLE_GC_DEFAULTS: IdleGcOptions = { intervalMs: 500, growthBytes: 8 * 2 ** 20, idleUtilization: 0.05, growthTicks: 4, afterStart: 2, settleTicks: 12, settleShare: 0.01 };
 
 export interface IdleGcOptions {
   readonly intervalMs: number;
   readonly growthBytes: number;
   readonly idleUtilization: number;
+  /**
+   * Quiet intervals in a row before a growth collection (default 1: the first quiet interval).
+   * A server with bursts of work a few hundred ms apart (a fan-out to parked polls, then the
+   * re-polls) has a quiet interval between most bursts; collecting in each one ran V8's full
+   * collections every two or three bursts, and each one dropped optimized code whose embedded
+   * maps had no live object between bursts: the next burst ran on recompiled and deoptimized
+   * code, the recompiling on V8's helper threads (measured, docs/performance.md, "2026-12-02,
+   * night"). Several quiet intervals in a row mean the server has gone quiet.
+   */
+  readonly growthTicks?: number;
   readonly afterStart?: number;
   /**
    * Quiet intervals in a row after which, when the young generation is larger than the
@@ -97,12 +108,16 @@ export class IdleCollector {
       return false;
     }
     this.quiet++;
-    if (this.startPending > 0 || used - this.base >= this.opts.growthBytes) {
-      const times = Math.max(1, this.startPending);
-      if (this.startPending === 0) this.armed = true;
+    if (this.startPending > 0) {
+      this.collectTimes(this.startPending);
       this.startPending = 0;
-      this.collectTimes(times);
       this.quiet = 0;
+      return true;
+    }
+    if (this.quiet >= (this.opts.growthTicks ?? 1) && used - this.base >= this.opts.growthBytes) {
+      // The quiet count goes on: settleTicks are counted from the end of the busy period.
+      this.armed = true;
+      this.collectTimes(1);
       return true;
     }
     const settleTicks = this.opts.settleTicks ?? 0;
@@ -129,6 +144,9 @@ export class IdleCollector {
     for (let i = 0; i < times; i++) this.source.collect();
     this.collections += times;
     this.base = this.source.heapUsed();
+    // The collection's own pause (20-50 ms of a 500 ms interval) is not load: without this read the
+    // next tick saw the interval as busy, restarted the quiet count and re-armed the settling collection.
+    this.source.utilization();
   }
 }
 

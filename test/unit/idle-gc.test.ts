@@ -81,8 +81,7 @@ describe('idle collector', () => {
     s.busy = 0.01;
     expect(c.tick()).toBe(true); // the growth collection at the first quiet interval
     expect(s.collected).toBe(1);
-    expect(c.tick()).toBe(false);
-    expect(c.tick()).toBe(false);
+    expect(c.tick()).toBe(false); // two quiet intervals in a row (the growth collection does not restart the count)
     s.busy = 0.5; // busy again: the quiet count starts over
     expect(c.tick()).toBe(false);
     s.busy = 0.01;
@@ -107,6 +106,67 @@ describe('idle collector', () => {
     s.busy = 0;
     for (let i = 0; i < 10; i++) expect(c.tick()).toBe(false);
     expect(c.collections).toBe(3);
+  });
+
+  it('growthTicks: the growth collection waits for that many quiet intervals in a row; the settling one still counts from the end of the busy period', () => {
+    const s = { ...scripted(10), young: 1 };
+    const source = { utilization: () => s.busy, heapUsed: () => s.heap, youngSize: () => s.young, collect: () => { s.collected++; s.heap = 10; s.young = 1; } };
+    const c = new IdleCollector(source, { ...OPTS, growthTicks: 3, settleTicks: 5 });
+    // Bursts with two quiet intervals between them (a fan-out every second or so): no collection.
+    for (let burst = 0; burst < 4; burst++) {
+      s.busy = 0.9;
+      s.heap += 200;
+      s.young = 32;
+      expect(c.tick()).toBe(false);
+      s.busy = 0.01;
+      expect([c.tick(), c.tick()]).toEqual([false, false]);
+    }
+    expect(s.collected).toBe(0);
+    // The server goes quiet: the growth collection at the third quiet interval in a row.
+    s.busy = 0.9;
+    s.young = 32;
+    expect(c.tick()).toBe(false);
+    s.busy = 0.01;
+    expect([c.tick(), c.tick(), c.tick()]).toEqual([false, false, true]);
+    expect(s.collected).toBe(1);
+    // V8 kept the young generation at that collection (allocation too recent); the settling one comes at the
+    // fifth quiet interval since the burst, not the fifth since the growth collection.
+    s.young = 32;
+    expect([c.tick(), c.tick()]).toEqual([false, true]);
+    expect(s.collected).toBe(2);
+    for (let i = 0; i < 10; i++) expect(c.tick()).toBe(false);
+    expect(c.collections).toBe(2);
+  });
+
+  it('its own collections are not load: the pause of one does not restart the quiet count or re-arm the settling collection', () => {
+    // Event-loop utilization since the previous read, as node measures it: a collection's pause counts
+    // in the interval it ran in.
+    const s = { ...scripted(10), young: 1, pause: 0 };
+    const source = {
+      utilization: () => {
+        const u = s.busy + s.pause;
+        s.pause = 0;
+        return u;
+      },
+      heapUsed: () => s.heap,
+      youngSize: () => s.young,
+      collect: () => {
+        s.collected++;
+        s.heap = 10;
+        s.pause += 0.1; // 50 ms of a 500 ms interval
+      },
+    };
+    const c = new IdleCollector(source, { ...OPTS, growthTicks: 2, settleTicks: 4 });
+    s.busy = 0.9;
+    s.heap = 500;
+    s.young = 32;
+    expect(c.tick()).toBe(false);
+    s.busy = 0.01;
+    expect([c.tick(), c.tick()]).toEqual([false, true]); // the growth collection
+    expect([c.tick(), c.tick()]).toEqual([false, true]); // the settling one, 4 quiet intervals after the burst
+    expect(s.collected).toBe(2);
+    for (let i = 0; i < 10; i++) expect(c.tick()).toBe(false); // its pause did not re-arm it
+    expect(c.collections).toBe(2);
   });
 
   it('a settling collection V8 does not follow with a smaller young generation is not repeated while idle; settleTicks 0 never settles', () => {
