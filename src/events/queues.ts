@@ -160,6 +160,14 @@ export class EventQueues {
   private readonly local: LocalQueueOps | undefined;
   /** The one 'close' listener of every parked poll of this instance. */
   private readonly onClientClose: (this: CloseSignal) => void;
+  /** In-process store: polls woken by appends since the last answerWoken (see wake). */
+  private woken: Waiter[] = [];
+  private readonly answerWoken = (): void => {
+    const local = this.local!;
+    const woken = this.woken;
+    this.woken = [];
+    for (let i = 0; i < woken.length; i++) this.finishNow(local, woken[i]!);
+  };
 
   constructor(
     readonly store: QueueStore,
@@ -455,7 +463,18 @@ export class EventQueues {
     w.sink.failed(badEventQueueId(queueId));
   }
 
-  /** Store notification: these queues grew, those were dropped (backlog cap). */
+  /**
+   * Store notification: these queues grew, those were dropped (backlog cap).
+   *
+   * In process, the woken polls are answered on the next check phase of the event loop
+   * (one setImmediate for all the appends of a turn), not inside the append. The events are
+   * in the queues already, so a poll that arrives in between finds them pending; what waits is
+   * only the writing of the parked polls' answers. The request that caused the events (a send,
+   * a typing notification) is thereby answered first, in the same turn as its commit, instead of
+   * after hundreds of other answers, and its client's next request comes sooner (P5:
+   * docs/performance.md, "2026-12-03, afternoon"). With a shared store the polls wake on the
+   * store's notification, which is already a later turn.
+   */
   private wake(grown: readonly string[], dropped: readonly string[], appended?: AppendedEvents): void {
     const local = this.local;
     // Shared store: the woken polls are claimed now and read their queues in one step.
@@ -468,7 +487,8 @@ export class EventQueues {
         continue;
       }
       if (local !== undefined) {
-        this.finishNow(local, w);
+        if (this.woken.length === 0) setImmediate(this.answerWoken);
+        this.woken.push(w);
         continue;
       }
       // Parked on an empty queue whose next id is w.next: if this append's first event has that id,

@@ -136,3 +136,77 @@ describe.runIf(storeKind() === 'sqlite')('the reads of a channel send, kept whil
     expect(again.addressed.channel).toBe(checked.addressed.channel);
   });
 });
+
+/**
+ * POST /typing in a channel keeps its checks' outcome and its receivers the same way
+ * (src/http/endpoints/typing.ts, src/domain/actions/typing.ts): once per committed state,
+ * read again after any commit, a refusal never kept.
+ */
+describe.runIf(storeKind() === 'sqlite')('the reads of a channel typing notification, kept while nothing is committed', () => {
+  const typing = (streamId: number, as: 'hamlet' | 'cordelia' | 'othello' = 'hamlet') =>
+    t.captureEvents(async () => expectSuccess(await t.post('/typing', { type: 'channel', op: 'start', stream_id: streamId, topic: 'kept' }, as)));
+  const receivers = async (streamId: number, as: 'hamlet' | 'cordelia' | 'othello' = 'hamlet'): Promise<number[]> => {
+    const deliveries = await typing(streamId, as);
+    expect(deliveries).toHaveLength(1);
+    return [...deliveries[0]!.userIds];
+  };
+
+  it('are read once per committed state: the generation alone, and every read again after any commit', async () => {
+    const id = await createChannel(t, 'typing counts', ['hamlet', 'cordelia']);
+    const stats = t.app.ctx.store.stats;
+    const count = async (): Promise<number> => {
+      const before = stats.queries;
+      await typing(id);
+      return stats.queries - before;
+    };
+    // The generation; the sender's groups and subscriptions, the channel, the sender's groups for
+    // posting, the realm; the subscribers and their settings.
+    expect(await count()).toBe(8);
+    expect(await count()).toBe(1);
+    expect(await count()).toBe(1);
+    await sendChannelMessage(t, 'cordelia', 'typing counts', 'other', 'a commit');
+    expect(await count()).toBe(8);
+    expect(await count()).toBe(1);
+  });
+
+  it('a subscription added or removed, and a change of receives_typing_notifications, are seen by the next call', async () => {
+    const id = await createChannel(t, 'typing subs', ['hamlet', 'cordelia']);
+    expect(await receivers(id)).toEqual(ids('hamlet', 'cordelia'));
+    expectSuccess(await t.post('/users/me/subscriptions', { subscriptions: [{ name: 'typing subs' }] }, 'othello'));
+    expect(await receivers(id)).toEqual(ids('hamlet', 'cordelia', 'othello'));
+    expectSuccess(await t.delete('/users/me/subscriptions', { subscriptions: ['typing subs'] }, 'cordelia'));
+    expect(await receivers(id)).toEqual(ids('hamlet', 'othello'));
+    expectSuccess(await t.patch('/settings', { receives_typing_notifications: false }, 'othello'));
+    expect(await receivers(id)).toEqual(ids('hamlet'));
+    expectSuccess(await t.patch('/settings', { receives_typing_notifications: true }, 'othello'));
+    expect(await receivers(id)).toEqual(ids('hamlet', 'othello'));
+  });
+
+  it('who may post, and who may see a private channel, are read again after a change; a refusal is not kept', async () => {
+    const id = await createChannel(t, 'typing perms', ['hamlet', 'cordelia']);
+    expect(await receivers(id, 'cordelia')).toEqual(ids('hamlet', 'cordelia'));
+    const admins = (await t.app.ctx.db.selectFrom('user_groups').select('id').where('realm_id', '=', t.realmId).where('name', '=', 'role:administrators').executeTakeFirstOrThrow()).id;
+    expectSuccess(await t.patch(`/streams/${id}`, { can_send_message_group: JSON.stringify({ new: admins }) }, 'iago'));
+    const refusedAs = async (as: 'cordelia' | 'othello', msg: string): Promise<void> => {
+      let res!: Awaited<ReturnType<TestServer['post']>>;
+      const deliveries = await t.captureEvents(async () => {
+        res = await t.post('/typing', { type: 'channel', op: 'start', stream_id: id, topic: 'kept' }, as);
+      });
+      expectError(res, 400, 'BAD_REQUEST', msg);
+      expect(deliveries).toEqual([]);
+    };
+    await refusedAs('cordelia', 'You do not have permission to post in this channel.');
+    await refusedAs('cordelia', 'You do not have permission to post in this channel.');
+    expectSuccess(await t.patch(`/users/${t.users.cordelia.id}`, { role: 200 }, 'owner'));
+    expect(await receivers(id, 'cordelia')).toEqual(ids('hamlet', 'cordelia'));
+    expectSuccess(await t.patch(`/users/${t.users.cordelia.id}`, { role: 400 }, 'owner'));
+    await refusedAs('cordelia', 'You do not have permission to post in this channel.');
+    // A private channel the caller is not in is the same error as one that does not exist.
+    const everyone = (await t.app.ctx.db.selectFrom('user_groups').select('id').where('realm_id', '=', t.realmId).where('name', '=', 'role:everyone').executeTakeFirstOrThrow()).id;
+    expectSuccess(await t.patch(`/streams/${id}`, { can_send_message_group: JSON.stringify({ new: everyone }) }, 'iago'));
+    expect(await receivers(id, 'othello')).toEqual(ids('hamlet', 'cordelia'));
+    expectSuccess(await t.patch(`/streams/${id}`, { is_private: true }, 'iago'));
+    await refusedAs('othello', 'Invalid channel ID');
+    expect(await receivers(id, 'cordelia')).toEqual(ids('hamlet', 'cordelia'));
+  });
+});

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryQueueStore, wireEvent, wireEventsJson, wireListJson } from '../../src/events/queue-store.js';
 import type { QueueDescriptor } from '../../src/events/delivery.js';
 import type { ParleyEvent } from '../../src/events/types.js';
+import { EventQueues, type NewQueue } from '../../src/events/queues.js';
 
 const desc = (id: string): QueueDescriptor =>
   ({ id, userId: 1, realmId: 1, eventTypes: null, narrow: [], capabilities: {}, applyMarkdown: false, clientGravatar: false, slimPresence: false, allPublicStreams: false, includeSubscribers: false, clientName: 'test', timeoutSecs: 600 }) as unknown as QueueDescriptor;
@@ -64,5 +65,62 @@ describe('MemoryQueueStore: consecutive ids without a wrapper per event', () => 
     expect(r.dropped.map((d) => d.id)).toEqual(['q']);
     expect(seen).toEqual([['q'], ['-q']]);
     expect(await store.get('q')).toBeUndefined();
+  });
+});
+
+describe('EventQueues in process: woken polls answer on the next check phase', () => {
+  /** A sink that records its answers (PollSink). */
+  const recorder = () => {
+    const got: { json: string; queueId: string | undefined }[] = [];
+    return { got, sink: { answered: (json: string, queueId: string | undefined) => void got.push({ json, queueId }), failed: (err: unknown) => { throw err; } } };
+  };
+  const setup = async () => {
+    const queues = new EventQueues(new MemoryQueueStore(100), { heartbeatMinMs: 60_000, heartbeatJitterMs: 0, dataDir: null });
+    const spec = (userId: number): NewQueue =>
+      ({ userId, realmId: 1, eventTypes: null, narrow: [], capabilities: {}, applyMarkdown: false, clientGravatar: false, slimPresence: false, allPublicStreams: false, includeSubscribers: false, clientName: 'test', lifespanSecs: 0 }) as unknown as NewQueue;
+    const a = await queues.register(spec(1));
+    const b = await queues.register(spec(2));
+    return { queues, a: a.id, b: b.id };
+  };
+  const nextCheckPhase = () => new Promise<void>((resolve) => setImmediate(resolve));
+  const event = (n: number): ParleyEvent => ({ type: 'custom_test', n });
+
+  it('the dispatch returns before any parked poll is answered; every append of the turn is in the one answer', async () => {
+    const { queues, a, b } = await setup();
+    const ra = recorder();
+    const rb = recorder();
+    queues.pollInto(1, a, -1, false, undefined, ra.sink);
+    queues.pollInto(2, b, -1, false, undefined, rb.sink);
+    expect(queues.parkedPolls).toBe(2);
+    await queues.dispatch([{ realmId: 1, event: event(1), userIds: [1, 2] }]);
+    await queues.dispatch([{ realmId: 1, event: event(2), userIds: [1] }]);
+    // The events are queued, the parked polls not yet answered (the dispatching request answers first).
+    expect(ra.got).toEqual([]);
+    expect(rb.got).toEqual([]);
+    expect(await queues.pending(a)).toEqual([{ id: 0, event: event(1) }, { id: 1, event: event(2) }]);
+    await nextCheckPhase();
+    expect(ra.got).toEqual([{ json: '[{"type":"custom_test","n":1,"id":0},{"type":"custom_test","n":2,"id":1}]', queueId: a }]);
+    expect(rb.got).toEqual([{ json: '[{"type":"custom_test","n":1,"id":0}]', queueId: b }]);
+    expect(queues.parkedPolls).toBe(0);
+    await nextCheckPhase();
+    expect(ra.got).toHaveLength(1);
+    expect(rb.got).toHaveLength(1);
+  });
+
+  it('a poll that comes between the append and the check phase is answered at once, and its parked predecessor once', async () => {
+    const { queues, a } = await setup();
+    const first = recorder();
+    const second = recorder();
+    queues.pollInto(1, a, -1, false, undefined, first.sink);
+    await queues.dispatch([{ realmId: 1, event: event(1), userIds: [1] }]);
+    // A new poll on the queue ends the one still waiting on it, which answers with what is pending.
+    queues.pollInto(1, a, -1, false, undefined, second.sink);
+    const answer = { json: '[{"type":"custom_test","n":1,"id":0}]', queueId: a };
+    expect(first.got).toEqual([answer]);
+    expect(second.got).toEqual([answer]);
+    await nextCheckPhase();
+    expect(first.got).toHaveLength(1);
+    expect(second.got).toHaveLength(1);
+    expect(queues.parkedPolls).toBe(0);
   });
 });

@@ -8,6 +8,7 @@ import { userSettings } from '../rules/user-settings.js';
 import { apiEmail } from '../../presenters/user.js';
 import { subscriberIds } from '../../store/channels.js';
 import type { ChannelRow } from '../../store/channels.js';
+import type { SendReads } from '../send-read-cache.js';
 import type { UserRow } from '../../store/users.js';
 
 /**
@@ -65,13 +66,14 @@ export async function doSendDirectTyping(app: AppCtx, sender: UserRow, to: reado
  * Channel typing: to the channel's active subscribers who receive typing
  * notifications; nothing at all in channels with more than
  * MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS subscribers. The caller has
- * checked access and posting permission.
+ * checked access and posting permission. The receivers are read once per
+ * committed state (`reads`, domain/send-read-cache.ts): clients send a start
+ * and a stop for every few seconds of typing, and the two reads were most of
+ * the call's time (P5: docs/performance.md, "2026-12-03, afternoon").
  */
-export async function doSendChannelTyping(app: AppCtx, sender: UserRow, channel: ChannelRow, topic: string, op: TypingOp): Promise<void> {
-  const subscribers = await subscriberIds(app.db, channel.id);
-  if (subscribers.length === 0 || subscribers.length > MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS) return;
-  const rows = await app.db.selectFrom('users').select(['id', 'settings']).where('id', 'in', subscribers).execute();
-  const receivers = rows.filter((r) => receivesTyping(r.settings)).map((r) => r.id).sort((a, b) => a - b);
+export async function doSendChannelTyping(app: AppCtx, sender: UserRow, channel: ChannelRow, topic: string, op: TypingOp, reads: SendReads): Promise<void> {
+  const receivers = await reads.get(`typing-receivers:${channel.id}`, () => channelTypingReceivers(app, channel.id));
+  if (receivers.length === 0) return;
   const event = {
     type: 'typing',
     message_type: 'stream',
@@ -80,5 +82,15 @@ export async function doSendChannelTyping(app: AppCtx, sender: UserRow, channel:
     stream_id: channel.id,
     topic,
   };
-  if (receivers.length) await app.bus.publish([{ realmId: sender.realm_id, event, userIds: receivers }]);
+  await app.bus.publish([{ realmId: sender.realm_id, event, userIds: receivers }]);
 }
+
+/** The channel's active subscribers who receive typing notifications, in id order (frozen: shared between calls). */
+async function channelTypingReceivers(app: AppCtx, channelId: number): Promise<readonly number[]> {
+  const subscribers = await subscriberIds(app.db, channelId);
+  if (subscribers.length === 0 || subscribers.length > MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS) return NO_RECEIVERS;
+  const rows = await app.db.selectFrom('users').select(['id', 'settings']).where('id', 'in', subscribers).execute();
+  return Object.freeze(rows.filter((r) => receivesTyping(r.settings)).map((r) => r.id).sort((a, b) => a - b));
+}
+
+const NO_RECEIVERS: readonly number[] = Object.freeze([]);

@@ -4,6 +4,7 @@ import { badRequest } from '../../domain/errors.js';
 import { realmSettings } from '../../domain/rules/realm-settings.js';
 import { userSettings } from '../../domain/rules/user-settings.js';
 import { realmById } from '../../store/realms.js';
+import { sendReads } from '../../domain/send-read-cache.js';
 import { endpoint } from '../endpoint.js';
 import { p } from '../params.js';
 
@@ -35,14 +36,22 @@ export const setTypingStatus = endpoint({
     if (stream_id === undefined) throw badRequest('Missing channel ID');
     if (topic === undefined) throw badRequest('Missing topic');
     if (settings.send_stream_typing_notifications !== true) throw badRequest('User has disabled typing notifications for channel messages');
-    const viewer = await loadViewer(ctx.app.db, ctx.userRow);
-    const channel = await accessChannelById(ctx.app.db, viewer, stream_id);
-    await checkChannelSend(ctx.app, ctx.userRow, channel);
-    const realm = (await realmById(ctx.app.db, ctx.user.realmId))!;
+    // The checks read only committed state and these fields of the caller's row, so their outcome is
+    // kept while nothing is committed (domain/send-read-cache.ts; SQLite on a file): a refusal is never
+    // kept, and any commit (a subscription, a permission, a role, a rename) makes the next call read again.
+    const reads = sendReads(ctx.app);
+    const u = ctx.userRow;
+    const checked = await reads.get(`typing:${u.id}:${u.realm_id}:${u.role}:${u.is_bot}:${u.bot_owner_id}:${stream_id}`, async () => {
+      const viewer = await loadViewer(ctx.app.db, u);
+      const channel = await accessChannelById(ctx.app.db, viewer, stream_id);
+      await checkChannelSend(ctx.app, u, channel);
+      const realm = (await realmById(ctx.app.db, u.realm_id))!;
+      return Object.freeze({ channel: Object.freeze(channel), emptyTopicName: realmSettings(realm.settings).realm_empty_topic_display_name });
+    });
     let name = topic.trim();
     // The empty topic's display names are read as the empty topic.
-    if (name === '(no topic)' || name === realmSettings(realm.settings).realm_empty_topic_display_name) name = '';
-    await doSendChannelTyping(ctx.app, ctx.userRow, channel, name, op);
+    if (name === '(no topic)' || name === checked.emptyTopicName) name = '';
+    await doSendChannelTyping(ctx.app, u, checked.channel, name, op, reads);
     return {};
   },
 });
