@@ -76,8 +76,11 @@ describe('EventQueues in process: woken polls answer on the next check phase', (
   };
   const setup = async () => {
     const queues = new EventQueues(new MemoryQueueStore(100), { heartbeatMinMs: 60_000, heartbeatJitterMs: 0, dataDir: null });
-    const spec = (userId: number): NewQueue =>
-      ({ userId, realmId: 1, eventTypes: null, narrow: [], capabilities: {}, applyMarkdown: false, clientGravatar: false, slimPresence: false, allPublicStreams: false, includeSubscribers: false, clientName: 'test', lifespanSecs: 0 }) as unknown as NewQueue;
+    // The file's descriptor, as what register() takes: no id or timeout, a lifespan instead.
+    const spec = (userId: number): NewQueue => {
+      const { id: _id, timeoutSecs: _timeout, ...fields } = desc('');
+      return { ...fields, userId, lifespanSecs: 0 };
+    };
     const a = await queues.register(spec(1));
     const b = await queues.register(spec(2));
     return { queues, a: a.id, b: b.id };
