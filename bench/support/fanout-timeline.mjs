@@ -17,11 +17,21 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
-function summarize(dir) {
-  const med = (xs) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length ? +(s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2).toFixed(2) : undefined;
-  };
+// The steps printed, in order; in process only the last three exist.
+const STEPS = [
+  ['lookW', 'lookup written'],
+  ['lookRtt', 'lookup round trip'],
+  ['shape', 'reply -> append written'],
+  ['script', 'append script + transfer'],
+  ['toWake', 'script reply -> wake'],
+  ['wake', 'wake begins'],
+  ['first', 'first answer'],
+  ['last', 'last answer'],
+];
+
+async function summarize(dir) {
+  // The benchmarks' own median (bench/lib.mjs), loaded here only: the hook below runs inside the server.
+  const { median } = await import('../lib.mjs');
   for (const f of fs.readdirSync(dir).filter((n) => n.startsWith('timeline.') && n.endsWith('.json'))) {
     // The first full round of each server runs while its code is still being compiled: left out.
     const rounds = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')).filter((r) => r.answers >= 1000).slice(1);
@@ -37,17 +47,15 @@ function summarize(dir) {
     });
     const redis = rows.some((x) => x.appW !== undefined);
     console.log(`${f}: ${rounds.length} rounds, ${redis ? 'Redis' : 'in process'} (medians, ms after the dispatch began)`);
-    const keys = redis ? ['lookW', 'lookRtt', 'shape', 'script', 'toWake', 'wake', 'first', 'last'] : ['wake', 'first', 'last'];
-    const names = { lookW: 'lookup written', lookRtt: 'lookup round trip', shape: 'reply -> append written', script: 'append script + transfer', toWake: 'script reply -> wake', wake: 'wake begins', first: 'first answer', last: 'last answer' };
-    for (const k of keys) {
+    for (const [k, name] of redis ? STEPS : STEPS.slice(-3)) {
       const xs = rows.map((x) => x[k]).filter(Number.isFinite);
-      console.log(`  ${names[k].padEnd(26)} ${med(xs)} (${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)})`);
+      console.log(`  ${name.padEnd(26)} ${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)})`);
     }
   }
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  summarize(process.argv[2] ?? process.env.FANOUT_TIMELINE_DIR ?? '.');
+  await summarize(process.argv[2] ?? process.env.FANOUT_TIMELINE_DIR ?? '.');
 } else {
   const dir = process.env.FANOUT_TIMELINE_DIR ?? '.';
   const { EventQueues } = await import(path.join(ROOT, 'dist/src/events/queues.js'));
