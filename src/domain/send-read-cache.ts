@@ -5,6 +5,8 @@ import type { AppCtx } from './context.js';
  * channel, the sender's groups, and the channel's active subscribers with
  * whether each muted the sender. Under a sustained send load they were about
  * a quarter of a send's SQL time (docs/performance.md, "fifth session").
+ * Channel typing notifications keep their checks' outcome and their receivers
+ * here too (http/endpoints/typing.ts, domain/actions/typing.ts; P5).
  *
  * An entry is used only while nothing has been committed to the database since
  * it was read, which makes it exact by construction rather than by each write
