@@ -27,8 +27,8 @@ import type { ParleyEvent } from './types.js';
  *   P notify      pub/sub channel of every process: {"g":[],"d":[dropped ids]} (backlog cap) and
  *                 {"g":[],"d":[],"r":[removed ids]}
  *   P n:<process> pub/sub channel of one process (o above): {"g":[grown ids],"d":[]} for the
- *                 queues it parked polls on, and after an append three more lines and the
- *                 payloads: the first new id of each grown queue (comma-separated), the
+ *                 queues it parked polls on that another process appended to, and after
+ *                 an append three more lines and the payloads: the first new id of each grown queue (comma-separated), the
  *                 payload numbers of each (space-separated lists), then one payload per line
  *                 ("<;|:><event JSON>"; JSON has no raw newline). A poll parked on an empty
  *                 queue answers from it. A process hears (and decodes) only its own queues:
@@ -38,7 +38,9 @@ import type { ParleyEvent } from './types.js';
  *                 died leaves o naming a channel nobody hears: the next poll, on any process,
  *                 reads the queue and takes o over. Another process's poll on a queue
  *                 publishes {"g":[id],"d":[]} (no payload lines) to o: o's parked poll ends
- *                 and o forgets its copy of the queue.
+ *                 and o forgets its copy of the queue. The appending process's own part (the
+ *                 queues it is o of) is not published: the script's reply carries it (ids,
+ *                 first ids and payload numbers; the process has the payloads).
  *
  * The process named in o keeps a copy of the queue (OwnedQueue below) from the
  * notifications, so a client's re-poll there (the common case: one client, one
@@ -48,7 +50,8 @@ import type { ParleyEvent } from './types.js';
  * Every change is one Lua script, so appends assign ids, enforce the
  * backlog cap and notify atomically, and two processes never interleave
  * inside one queue operation. The notification is published by the script
- * itself: the appending process learns of growth the same way as the others.
+ * itself to every other process concerned; the appending process learns of the
+ * growth of its own queues from the script's reply.
  */
 
 /**
@@ -113,17 +116,21 @@ for id, refs in string.gmatch(spec, '(%S+) (%S+)') do
     end
   end
 end
-if #owners > 0 then
-  local all = table.concat(payloads, '\\n')
-  for _, o in ipairs(owners) do
+local all
+for _, o in ipairs(owners) do
+  -- This process's own part is its reply (below): it has the payloads, and needs no message on its channel.
+  if o ~= me then
     local part = parts[o]
+    all = all or table.concat(payloads, '\\n')
     -- The header is {"g":[ids],"d":[]} joined by hand: queue ids are base64url (nothing to escape), and cjson took
     -- 5-15% of the script's time per queue.
     redis.call('PUBLISH', P .. 'n:' .. o, '{"g":["' .. table.concat(part.g, '","') .. '"],"d":[]}\\n' .. table.concat(part.f, ',') .. '\\n' .. table.concat(part.l, ' ') .. '\\n' .. all)
   end
 end
 if #dropped > 0 then redis.call('PUBLISH', P .. 'notify', cjson.encode({g = {}, d = dropped})) end
-return {grown, droppedDescs, elsewhere}
+local mine = parts[me]
+if not mine then return {grown, droppedDescs, elsewhere, '', '', ''} end
+return {grown, droppedDescs, elsewhere, table.concat(mine.g, ' '), table.concat(mine.f, ','), table.concat(mine.l, ' ')}
 `;
 
 /**
@@ -282,7 +289,7 @@ return out
 `;
 
 type Scripted = Redis & {
-  parleyAppend(...args: (string | number)[]): Promise<[number, string[], string[]]>;
+  parleyAppend(...args: (string | number)[]): Promise<[number, string[], string[], string, string, string]>;
   parleyAck(qk: string, ek: string, last: number): Promise<AckResult>;
   parleyPendingMany(...args: string[]): Promise<[number[], string[][]]>;
   parleyPollMany(...args: (string | number)[]): Promise<(string | number)[]>;
@@ -336,18 +343,29 @@ function entryWireJson(raw: string, id: number): string {
 
 /**
  * The events of one append as its notification carries them (see the key
- * layout above), decoded only when a parked poll asks.
+ * layout above), decoded only when a parked poll asks; or, for the queues the
+ * appending process itself is o of, as the append script's reply gives them
+ * (first ids and payload numbers) with the payloads the process sent.
  */
 class NotifiedAppend implements AppendedEvents {
   private firsts: number[] | undefined;
   private lists: string[] = [];
-  private payloads: string[] = [];
+  private payloads: readonly string[] = [];
   /** Queues that got the same events under the same ids share one answer. */
   private readonly memo = new Map<string, string>();
   constructor(
     private readonly message: string,
     private readonly headerEnd: number,
   ) {}
+
+  /** This process's own part of an append: the reply's first ids ("1,5,...") and payload lists ("1 1,2 ..."), and the payloads sent. */
+  static replied(firsts: string, lists: string, payloads: readonly string[]): NotifiedAppend {
+    const a = new NotifiedAppend('', 0);
+    a.firsts = firsts.split(',').map(Number);
+    a.lists = lists.split(' ');
+    a.payloads = payloads;
+    return a;
+  }
 
   private decode(): number[] {
     const lines = this.message.slice(this.headerEnd + 1).split('\n');
@@ -467,6 +485,8 @@ export class RedisQueueStore implements QueueStore {
   private readonly channel: string;
   /** Copies of the queues this process is o of (OwnedQueue): their re-polls need no Redis command. */
   private readonly owned = new Map<string, OwnedQueue>();
+  /** Replies of this process's own appends whose copies have not followed them yet (followReplies). */
+  private replies: [readonly string[], NotifiedAppend][] = [];
   /** Blocking poll steps in flight, whose replies seed copies. */
   private readonly seeding = new Map<string, Seeding>();
   /**
@@ -506,7 +526,10 @@ export class RedisQueueStore implements QueueStore {
       for (const id of removed) this.forget(id);
       for (const id of arr(m.d)) this.forget(id);
       const appended = nl < 0 ? undefined : new NotifiedAppend(message, nl);
-      if (channel === this.channel) this.follow(arr(m.g), appended);
+      if (channel === this.channel) {
+        this.followReplies();
+        this.follow(arr(m.g), appended);
+      }
       // A removed queue's parked poll answers with what it has, as in the single-process store.
       const grown = removed.length ? [...arr(m.g), ...removed] : arr(m.g);
       for (const l of this.listeners) l(grown, arr(m.d), appended);
@@ -542,6 +565,14 @@ export class RedisQueueStore implements QueueStore {
     this.owned.delete(id);
     const s = this.seeding.get(id);
     if (s !== undefined) s.spoiled = true;
+  }
+
+  /** The replies of this process's own appends, applied to the copies (see append): before anything reads or extends a copy. */
+  private followReplies(): void {
+    if (this.replies.length === 0) return;
+    const replies = this.replies;
+    this.replies = [];
+    for (const [ids, appended] of replies) this.follow(ids, appended);
   }
 
   /** A notification on this process's channel: appends extend the copies; a notice without events means another process polled the queue. */
@@ -656,9 +687,25 @@ export class RedisQueueStore implements QueueStore {
       spec = spec === '' ? id + ' ' + list : spec + ' ' + id + ' ' + list;
     }
     if (spec === '') return { grown: 0, dropped: [] };
-    const [grown, droppedRaw, elsewhere] = await this.r.parleyAppend(this.prefix, this.maxEvents, this.name, spec, ...payloads);
+    const [grown, droppedRaw, elsewhere, mineIds, mineFirsts, mineLists] = await this.r.parleyAppend(this.prefix, this.maxEvents, this.name, spec, ...payloads);
     const dropped = droppedRaw.map((raw) => JSON.parse(raw) as QueueDescriptor);
     for (const d of dropped) this.descs.delete(d.id);
+    if (mineIds !== '') {
+      // The grown queues this process is o of: the script published nothing for them (the reply says it all; a
+      // message on this process's own channel was read 0.7-1 ms after the reply in a 1,000-queue fan-out). Their
+      // parked polls are answered after this turn's I/O (setImmediate), as in process, and only then do the copies
+      // follow (1,000 copies took 0.5-2 ms before the wake). Whatever reads or extends a copy first catches up
+      // with the replies (followReplies), so the copies see appends in the order their replies and notifications
+      // were read; a notification of another process's earlier append read after this reply shows as a gap, and
+      // that copy is dropped (its next poll reads the queue).
+      const ids = mineIds.split(' ');
+      const appended = NotifiedAppend.replied(mineFirsts, mineLists, payloads);
+      this.replies.push([ids, appended]);
+      setImmediate(() => {
+        for (const l of this.listeners) l(ids, [], appended);
+        this.followReplies();
+      });
+    }
     // Grown queues whose notification went to another process (or nowhere): a poll of this
     // process still parked on one (superseded elsewhere, its notice not yet read) is woken here.
     if (elsewhere.length > 0) {
@@ -712,6 +759,7 @@ export class RedisQueueStore implements QueueStore {
    * them, as it could if the requests had arrived in the other order.
    */
   pollStep(queueId: string, userId: number, lastEventId: number, block: boolean, now: number): Promise<PollStep> {
+    this.followReplies();
     if (block) {
       const step = this.pollOwned(queueId, userId, lastEventId, now);
       if (step !== undefined) return Promise.resolve(step);
@@ -735,6 +783,7 @@ export class RedisQueueStore implements QueueStore {
    * the poll (another user, an id it does not hold), and pollStep must run.
    */
   pollOwned(queueId: string, userId: number, lastEventId: number, now: number): PollStep | undefined {
+    this.followReplies();
     const copy = this.owned.get(queueId);
     if (copy === undefined || (copy.later.length > 0 && !this.catchUp(queueId, copy))) return undefined;
     if (copy.userId !== userId || lastEventId < copy.pruned || lastEventId >= copy.next) return undefined;

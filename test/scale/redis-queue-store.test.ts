@@ -553,6 +553,126 @@ describe('Redis queue store across two processes', () => {
       expect(await a.pendingJson(d.id)).toBe(answer.eventsJson);
     });
 
+    /** Every message published on `store`'s own channel from now on (a connection of its own subscribed to it). */
+    const channelLog = async (store: RedisQueueStore): Promise<{ messages: string[]; settled: () => Promise<void> }> => {
+      const channel = (store as unknown as { channel: string }).channel;
+      const listener = r0();
+      const messages: string[] = [];
+      let marks = 0;
+      const seen = new Map<number, () => void>();
+      // Markers go on a channel of their own (the store would take them for notifications): one connection
+      // receives what is published to its channels in the order Redis ran the publishes.
+      const marker = channel + ':mark';
+      listener.on('message', (c: string, m: string) => {
+        if (c === marker) seen.get(Number(m))?.();
+        else messages.push(m);
+      });
+      await listener.subscribe(channel, marker);
+      // Resolves once a marker published after everything before it has been heard.
+      const settled = async (): Promise<void> => {
+        const n = ++marks;
+        const got = new Promise<void>((resolve) => seen.set(n, resolve));
+        await r0().publish(marker, String(n));
+        await got;
+      };
+      return { messages, settled };
+    };
+
+    it("a process's own append to a queue it is o of comes back in the script's reply: nothing on its channel, the parked poll answered and the copy extended with no other command", async () => {
+      const { a, b, qa, qb, d, first } = await parkedOnA();
+      // A second queue of the same user, its poll parked on B: B hears A's append to it on B's channel.
+      const d2 = await qb.register({ ...desc(''), lifespanSecs: 0 });
+      const onB = qb.pollAnswer(1, d2.id, -1, false);
+      await vi.waitFor(() => expect(qb.parkedPolls).toBe(1));
+      const [logA, logB] = [await channelLog(a), await channelLog(b)];
+      const heardOnA: { grown: readonly string[]; appended?: AppendedEvents }[] = [];
+      a.subscribe((grown, _dropped, appended) => heardOnA.push({ grown, appended }));
+      const sent = commands(a);
+      const shared: ParleyEvent = { type: 'message', message: { content: 'line\nbreak "quoted" é' } };
+      expect(await a.append(new Map([[d.id, [ev(0), shared]], [d2.id, [shared]]]))).toEqual({ grown: 2, dropped: [] });
+      const both = '[{"type":"x","n":0,"id":0},{"type":"message","message":{"content":"line\\nbreak \\"quoted\\" é"},"id":1}]';
+      expect((await first).eventsJson).toBe(both);
+      expect((await onB).eventsJson).toBe('[{"type":"message","message":{"content":"line\\nbreak \\"quoted\\" é"},"id":0}]');
+      // A's listeners heard B's queue as grown elsewhere (no events: a stale poll here would read it), then its own
+      // queue once, with the events under their ids (byte for byte what a read gives).
+      expect(heardOnA.map((h) => [h.grown, h.appended === undefined])).toEqual([
+        [[d2.id], true],
+        [[d.id], false],
+      ]);
+      expect(heardOnA[1]!.appended!.json(0, 0)).toBe(both);
+      expect(heardOnA[1]!.appended!.json(0, 1)).toBeUndefined();
+      // The append was A's only command: the answer came from the reply, not from reading the queue back.
+      expect(sent.names).toEqual(['evalsha']);
+      await logA.settled();
+      await logB.settled();
+      expect(logA.messages).toEqual([]);
+      expect(logB.messages).toHaveLength(1);
+      expect(logB.messages[0]!.split('\n')[0]).toBe(`{"g":["${d2.id}"],"d":[]}`);
+      // The copy has both events: the re-poll acknowledging them parks with no command, and A's next append answers it.
+      const parked = qa.pollAnswer(1, d.id, 1, false);
+      await tick();
+      expect(qa.parkedPolls).toBe(1);
+      expect(sent.names).toEqual(['evalsha']);
+      await a.append(new Map([[d.id, [ev(2)]]]));
+      expect((await parked).eventsJson).toBe('[{"type":"x","n":2,"id":2}]');
+      expect(sent.names).toEqual(['evalsha', 'evalsha']);
+      // Read through A (its acknowledgement of 1, taken in the copy, is written first): only event 2 is left.
+      expect(await a.pendingJson(d.id)).toBe('[{"type":"x","n":2,"id":2}]');
+      await logA.settled();
+      expect(logA.messages).toEqual([]);
+    });
+
+    it("another process's earlier append, heard after the reply of A's own: the poll reads its queue, the copy is dropped and seeded again, no event skipped or reordered", async () => {
+      const { a, b, qa, d, first } = await parkedOnA();
+      await a.append(new Map([[d.id, [ev(0)]]]));
+      expect((await first).eventsJson).toBe('[{"type":"x","n":0,"id":0}]');
+      const parked = qa.pollAnswer(1, d.id, 0, false); // parked from the copy (next id 1)
+      await tick();
+      expect(qa.parkedPolls).toBe(1);
+      // A's subscriber connection holds back what it hears until A's own append has been answered.
+      const sub = (a as unknown as { sub: Redis }).sub;
+      const held: unknown[][] = [];
+      const emit = sub.emit.bind(sub);
+      const hold = vi.spyOn(sub, 'emit').mockImplementation((event: string | symbol, ...args: unknown[]) => {
+        if (event === 'message') {
+          held.push(args);
+          return true;
+        }
+        return emit(event, ...args);
+      });
+      const withheld = new Promise<void>((resolve) => {
+        const check = setInterval(() => {
+          if (held.length > 0) {
+            clearInterval(check);
+            resolve();
+          }
+        }, 5);
+      });
+      await b.append(new Map([[d.id, [ev(1)]]])); // id 1: published to A, not yet read there
+      await withheld;
+      const reads = vi.spyOn(a, 'pendingJsonMany');
+      await a.append(new Map([[d.id, [ev(2)]]])); // id 2: A's reply says so first
+      // The reply's first id (2) is not the one the poll waits for (1): it reads the queue and gets both, in order.
+      expect((await parked).eventsJson).toBe('[{"type":"x","n":1,"id":1},{"type":"x","n":2,"id":2}]');
+      expect(reads).toHaveBeenCalledTimes(1);
+      hold.mockRestore();
+      for (const args of held) emit('message', ...args);
+      // The copy saw 2 before 1: it is dropped, and the next poll is a script step that seeds it again.
+      const sent = commands(a);
+      const next = qa.pollAnswer(1, d.id, 2, false);
+      await vi.waitFor(() => expect(qa.parkedPolls).toBe(1));
+      expect(sent.names).toEqual(['evalsha']);
+      await b.append(new Map([[d.id, [ev(3)]]]));
+      expect((await next).eventsJson).toBe('[{"type":"x","n":3,"id":3}]');
+      const again = qa.pollAnswer(1, d.id, 3, false);
+      await tick();
+      expect(qa.parkedPolls).toBe(1);
+      await a.append(new Map([[d.id, [ev(4)]]]));
+      expect((await again).eventsJson).toBe('[{"type":"x","n":4,"id":4}]');
+      // One poll step, then B's append heard and A's own append: A sent only its append.
+      expect(sent.names).toEqual(['evalsha', 'evalsha']);
+    });
+
     it("a removed queue's copy goes with it", async () => {
       const { a, b, qa, d } = await owned([ev(0)]);
       const parked = qa.pollAnswer(1, d.id, 0, false);
