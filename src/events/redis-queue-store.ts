@@ -28,8 +28,9 @@ import type { ParleyEvent } from './types.js';
  *                 {"g":[],"d":[],"r":[removed ids]}
  *   P n:<process> pub/sub channel of one process (o above): {"g":[grown ids],"d":[]} for the
  *                 queues it parked polls on that another process appended to, and after
- *                 an append three more lines and the payloads: the first new id of each grown queue (comma-separated), the
- *                 payload numbers of each (space-separated lists), then one payload per line
+ *                 an append three more lines and the payloads: the first new id of each
+ *                 grown queue (comma-separated), the payload numbers of each
+ *                 (space-separated lists), then one payload per line
  *                 ("<;|:><event JSON>"; JSON has no raw newline). A poll parked on an empty
  *                 queue answers from it. A process hears (and decodes) only its own queues:
  *                 with every growth broadcast, each process decoded every fan-out's ids.
@@ -361,17 +362,19 @@ class NotifiedAppend implements AppendedEvents {
   /** This process's own part of an append: the reply's first ids ("1,5,...") and payload lists ("1 1,2 ..."), and the payloads sent. */
   static replied(firsts: string, lists: string, payloads: readonly string[]): NotifiedAppend {
     const a = new NotifiedAppend('', 0);
-    a.firsts = firsts.split(',').map(Number);
-    a.lists = lists.split(' ');
-    a.payloads = payloads;
+    a.take(firsts, lists, payloads);
     return a;
   }
 
   private decode(): number[] {
     const lines = this.message.slice(this.headerEnd + 1).split('\n');
-    this.lists = lines[1]!.split(' ');
-    this.payloads = lines.slice(2);
-    return (this.firsts = lines[0]!.split(',').map(Number));
+    return this.take(lines[0]!, lines[1]!, lines.slice(2));
+  }
+
+  private take(firsts: string, lists: string, payloads: readonly string[]): number[] {
+    this.lists = lists.split(' ');
+    this.payloads = payloads;
+    return (this.firsts = firsts.split(',').map(Number));
   }
 
   /**
@@ -759,7 +762,7 @@ export class RedisQueueStore implements QueueStore {
    * them, as it could if the requests had arrived in the other order.
    */
   pollStep(queueId: string, userId: number, lastEventId: number, block: boolean, now: number): Promise<PollStep> {
-    this.followReplies();
+    // (A blocking step applies the waiting replies in pollOwned; any other drops the copy.)
     if (block) {
       const step = this.pollOwned(queueId, userId, lastEventId, now);
       if (step !== undefined) return Promise.resolve(step);
